@@ -1,0 +1,128 @@
+package stamp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// A serialized ROS 2 message (as rmw_serialize and the serialized take and
+// publish calls carry it) starts with a 4-byte encapsulation header: two
+// bytes naming the representation, two option bytes. For a message whose
+// first field is a std_msgs/Header the body then starts with
+//
+//	int32  header.stamp.sec       at offset 4
+//	uint32 header.stamp.nanosec   at offset 8
+//	uint32 len(frame_id)+1        at offset 12
+//	bytes  frame_id, NUL          at offset 16
+//
+// in the byte order the representation names. The body is aligned relative
+// to offset 4, so these offsets hold for plain CDR (XCDR1) and for final
+// XCDR2 alike.
+
+// Encapsulation identifiers (OMG DDS-XTypes 7.6.3.1.2).
+const (
+	encCDRBE  = 0x0000
+	encCDRLE  = 0x0001
+	encCDR2BE = 0x0006
+	encCDR2LE = 0x0007
+)
+
+const (
+	offSec     = 4
+	offNanosec = 8
+	offFrameID = 12
+	// HeaderStampSize is how many bytes a message needs for its stamp to be read.
+	HeaderStampSize = offNanosec + 4
+)
+
+// ErrTruncated: the message ends before the field being read. It unwraps to
+// [io.ErrUnexpectedEOF].
+var ErrTruncated = fmt.Errorf("stamp: truncated CDR message: %w", io.ErrUnexpectedEOF)
+
+// ErrNotHeader: the bytes after the stamp are not a valid frame_id string,
+// so the message's first field is not a std_msgs/Header.
+var ErrNotHeader = errors.New("stamp: first field is not a std_msgs/Header")
+
+// EncapsulationError reports an encapsulation header that timealign cannot
+// read a stamp behind (parameter lists, delimited XCDR2, or garbage).
+type EncapsulationError struct {
+	ID uint16 // the representation identifier found
+}
+
+func (e *EncapsulationError) Error() string {
+	return fmt.Sprintf("stamp: unsupported CDR encapsulation 0x%04x (want CDR or final XCDR2, little or big endian)", e.ID)
+}
+
+// byteOrder returns the byte order of a serialized message's body.
+func byteOrder(msg []byte) (binary.ByteOrder, error) {
+	if len(msg) < HeaderStampSize {
+		return nil, ErrTruncated
+	}
+	switch id := binary.BigEndian.Uint16(msg); id {
+	case encCDRLE, encCDR2LE:
+		return binary.LittleEndian, nil
+	case encCDRBE, encCDR2BE:
+		return binary.BigEndian, nil
+	default:
+		return nil, &EncapsulationError{ID: id}
+	}
+}
+
+// HeaderStamp reads header.stamp from a serialized message whose first field
+// is a std_msgs/Header. It checks the encapsulation and length, not the
+// frame_id; use [Header] for that. It does not allocate. A nanosec field of
+// 1e9 or more is normalized, as rclcpp's Time does.
+func HeaderStamp(msg []byte) (Time, error) {
+	bo, err := byteOrder(msg)
+	if err != nil {
+		return 0, err
+	}
+	return Normalize(int32(bo.Uint32(msg[offSec:])), bo.Uint32(msg[offNanosec:])), nil
+}
+
+// Header reads header.stamp and header.frame_id (a slice of msg, without the
+// terminating NUL) and checks that frame_id is a well-formed CDR string, the
+// best evidence available in the bytes that the message really starts with a
+// std_msgs/Header. It does not allocate.
+func Header(msg []byte) (t Time, frameID []byte, err error) {
+	t, err = HeaderStamp(msg)
+	if err != nil {
+		return 0, nil, err
+	}
+	bo, _ := byteOrder(msg)
+	if len(msg) < offFrameID+4 {
+		return 0, nil, ErrTruncated
+	}
+	n := bo.Uint32(msg[offFrameID:])
+	start := offFrameID + 4
+	if n == 0 {
+		return 0, nil, fmt.Errorf("%w: frame_id length is 0 (a CDR string counts its NUL)", ErrNotHeader)
+	}
+	if uint64(n) > uint64(len(msg)-start) {
+		return 0, nil, fmt.Errorf("%w: frame_id length %d, %d bytes left", ErrTruncated, n, len(msg)-start)
+	}
+	end := start + int(n) - 1
+	if msg[end] != 0 {
+		return 0, nil, fmt.Errorf("%w: frame_id is not NUL-terminated", ErrNotHeader)
+	}
+	return t, msg[start:end], nil
+}
+
+// SetHeaderStamp rewrites header.stamp in place in a serialized message whose
+// first field is a std_msgs/Header, leaving every other byte as it was. It
+// fails if t does not fit builtin_interfaces/Time. It does not allocate.
+func SetHeaderStamp(msg []byte, t Time) error {
+	bo, err := byteOrder(msg)
+	if err != nil {
+		return err
+	}
+	sec, ns, err := t.ROS()
+	if err != nil {
+		return err
+	}
+	bo.PutUint32(msg[offSec:], uint32(sec))
+	bo.PutUint32(msg[offNanosec:], ns)
+	return nil
+}
