@@ -369,3 +369,21 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+func TestPresets(t *testing.T) {
+	seen := map[uint64]string{}
+	for _, p := range Presets() {
+		t.Run(p.Name, func(t *testing.T) {
+			require.NoError(t, p.Config.Validate())
+			require.NotEmpty(t, p.Summary)
+			_, dup := seen[p.Config.Seed]
+			require.False(t, dup, "presets have distinct seeds, so merged streams are independent")
+			seen[p.Config.Seed] = p.Name
+			got, err := LookupPreset(p.Name)
+			require.NoError(t, err)
+			require.Equal(t, p.Config, got.Config)
+		})
+	}
+	_, err := LookupPreset("radar")
+	require.ErrorContains(t, err, `unknown preset "radar"`)
+}
