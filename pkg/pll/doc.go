@@ -1,0 +1,2 @@
+// Package pll maps a device clock to host time.
+package pll
