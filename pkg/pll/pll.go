@@ -84,6 +84,7 @@ type PLL struct {
 	nominal          float64 // ns per tick
 	minSlope, maxSlo float64
 	maxDev, maxEarly float64 // ns
+	maxDevSec        float64 // Sick mode: seconds, as SICK compares
 
 	sk sickState
 	rb robust
@@ -105,6 +106,7 @@ func New(cfg Config) (*PLL, error) {
 	p.maxSlo = p.nominal * (1 + cfg.MaxSkewPPM*1e-6)
 	p.maxDev = float64(cfg.MaxDeviation)
 	p.maxEarly = float64(cfg.MaxEarly)
+	p.maxDevSec = cfg.MaxDeviation.Seconds()
 	if cfg.Mode == Sick {
 		p.sk.init(cfg.FIFOSize)
 	} else {

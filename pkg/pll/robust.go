@@ -13,24 +13,24 @@ import (
 // offsets from a base sample: x in ticks, y in nanoseconds (exact below
 // 2^53, about 104 days of nanoseconds).
 type robust struct {
-	mode        Mode
-	trackSkew   bool
-	locked      bool
-	everLocked  bool
-	base        sample
-	lastT       uint64 // last accepted tick
-	lastSeen    uint64 // last tick seen (duplicates)
-	hasSeen     bool
-	invalid     int
-	spreadOK    bool
-	spread      float64
-	recent      ring // accepted samples: the FIFO
-	cand        ring // warm-up / re-lock candidates
-	line        line
-	reg         ewls
-	envA, envB  hull
-	window      int
-	omin        minDeque
+	mode       Mode
+	trackSkew  bool
+	locked     bool
+	everLocked bool
+	base       sample
+	lastT      uint64 // last accepted tick
+	lastSeen   uint64 // last tick seen (duplicates)
+	hasSeen    bool
+	invalid    int
+	spreadOK   bool
+	spread     float64
+	recent     ring // accepted samples: the FIFO
+	cand       ring // warm-up / re-lock candidates
+	line       line
+	reg        ewls
+	envA, envB hull
+	window     int
+	omin       minDeque
 }
 
 // line is y = y0 + m·(x − x0).

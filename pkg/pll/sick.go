@@ -11,6 +11,19 @@ import (
 type sample struct {
 	r    stamp.Time
 	t, s uint64
+	sec  float64 // Sick mode: the receive time as SICK holds it, sec + nsec·1e-9 in float64
+}
+
+// sickSeconds is the receive time the way SICK's updatePLL computes it from
+// ROS sec and nanosec. Sick mode regresses on differences of these values,
+// so its slope, and its decisions, are bit-for-bit the original's; stamps
+// themselves stay exact int64 nanoseconds.
+func sickSeconds(r stamp.Time) float64 {
+	sec, nsec := int64(r)/1e9, int64(r)%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	return float64(uint32(sec)) + float64(uint32(nsec))*1e-9
 }
 
 // ring is a fixed-capacity FIFO of samples; pushing onto a full ring drops
@@ -93,7 +106,7 @@ func (p *PLL) fitSlope() bool {
 	for i := range k.fifo.count {
 		s := k.fifo.at(i)
 		x := float64(s.t - k.first.t) // SICK takes this difference unsigned
-		y := float64(s.r.Sub(k.first.r))
+		y := s.sec - k.first.sec
 		sxy += x * y
 		sx += x
 		sy += y
@@ -111,9 +124,9 @@ func (p *PLL) fitSlope() bool {
 	k.spread = 0
 	for i := range k.fifo.count {
 		s := k.fifo.at(i)
-		d := math.Abs(m*float64(s.t-k.first.t) - float64(s.r.Sub(k.first.r)))
+		d := math.Abs(m*float64(s.t-k.first.t) - (s.sec - k.first.sec))
 		k.spread = math.Max(k.spread, d)
-		if !(d < p.maxDev) {
+		if !(d < p.maxDevSec) {
 			ok = false
 		}
 	}
@@ -133,7 +146,7 @@ func (p *PLL) updateSick(r stamp.Time, t uint64) Outcome {
 		p.st.Stale++
 	}
 	k.lastTick = t
-	s := sample{r: r, t: t, s: p.scan.last}
+	s := sample{r: r, t: t, s: p.scan.last, sec: sickSeconds(r)}
 	o := Warming
 	if !k.initialized {
 		k.push(s)
@@ -145,8 +158,8 @@ func (p *PLL) updateSick(r stamp.Time, t uint64) Outcome {
 		return o
 	}
 	rel := float64(int64(t-k.first.t)) * k.slope
-	cmp := float64(r.Sub(k.first.r))
-	if math.Abs(rel-cmp) < p.maxDev {
+	cmp := s.sec - k.first.sec
+	if math.Abs(rel-cmp) < p.maxDevSec {
 		k.push(s)
 		p.fitSlope()
 		k.divergence = 0
@@ -169,18 +182,18 @@ func (p *PLL) correctedSick(u uint64) (stamp.Time, bool) {
 	if !k.initialized {
 		return 0, false
 	}
-	return at(k.first.r, float64(int64(u-k.first.s))*k.slope)
+	return at(k.first.r, float64(int64(u-k.first.s))*k.slope*1e9)
 }
 
 func (p *PLL) sickStatus(s *Status) {
 	k := &p.sk
 	s.Fill = k.fifo.count
 	s.Invalid = k.divergence
-	s.Spread = time.Duration(math.Round(math.Min(k.spread, 9e18)))
+	s.Spread = time.Duration(math.Round(math.Min(k.spread*1e9, 9e18)))
 	if k.initialized {
-		s.SlopePPM = (k.slope/p.nominal - 1) * 1e6
+		s.SlopePPM = (k.slope*1e9/p.nominal - 1) * 1e6
 		last := k.fifo.last()
-		if t, ok := at(k.first.r, float64(int64(last.t-k.first.t))*k.slope); ok {
+		if t, ok := at(k.first.r, float64(int64(last.t-k.first.t))*k.slope*1e9); ok {
 			s.Offset = t.Sub(stamp.Time(0)) - time.Duration(float64(int64(last.t))*p.nominal)
 		}
 	}
