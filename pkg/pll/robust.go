@@ -62,14 +62,21 @@ func (b *robust) valid() bool { return b.locked && b.invalid == 0 && b.spreadOK 
 func (b *robust) usesHull() bool { return b.mode == Envelope || (b.mode == Offset && b.trackSkew) }
 
 func (b *robust) xy(s *sample) (x, y float64) {
-	return float64(int64(s.t - b.base.t)), float64(s.r.Sub(b.base.r))
+	// Plain int64 difference: receive times within ±292 years of the base
+	// (anything else is rejected by the gate as inconsistent anyway).
+	return float64(int64(s.t - b.base.t)), float64(int64(s.r) - int64(b.base.r))
 }
 
 func (p *PLL) clampSlope(m float64) float64 {
-	if math.IsNaN(m) {
-		return p.nominal
+	switch {
+	case m >= p.minSlope && m <= p.maxSlo:
+		return m
+	case m > p.maxSlo:
+		return p.maxSlo
+	case m < p.minSlope:
+		return p.minSlope
 	}
-	return math.Min(p.maxSlo, math.Max(p.minSlope, m))
+	return p.nominal // NaN
 }
 
 // updateRobust gates one sample against the current fit.
@@ -252,8 +259,8 @@ func (p *PLL) refit() {
 			m = p.clampSlope(b.reg.cxy / b.reg.cxx)
 		}
 		var sx, sy float64
-		for i := range b.recent.count {
-			x, y := b.xy(b.recent.at(i))
+		for i := range b.recent.items() {
+			x, y := b.xy(&b.recent.buf[i])
 			sx += x
 			sy += y
 		}
@@ -265,10 +272,12 @@ func (p *PLL) refit() {
 		b.line = line{m: p.nominal, x0: 0, y0: b.omin.min()}
 	}
 	b.spread, b.spreadOK = 0, true
-	for i := range b.recent.count {
-		x, y := b.xy(b.recent.at(i))
+	for i := range b.recent.items() {
+		x, y := b.xy(&b.recent.buf[i])
 		d := math.Abs(y - b.line.at(x))
-		b.spread = math.Max(b.spread, d)
+		if d > b.spread {
+			b.spread = d
+		}
 		if !(d < p.maxDev) {
 			b.spreadOK = false
 		}

@@ -47,6 +47,10 @@ func (q *ring) push(s sample) {
 	}
 }
 
+// items returns how many entries of buf hold samples: buf[:items()] in
+// some order (a ring fills buf from index 0), for order-free loops.
+func (q *ring) items() int { return q.count }
+
 func (q *ring) full() bool { return q.count == len(q.buf) }
 func (q *ring) clear()     { q.head, q.count = 0, 0 }
 
@@ -125,7 +129,9 @@ func (p *PLL) fitSlope() bool {
 	for i := range k.fifo.count {
 		s := k.fifo.at(i)
 		d := math.Abs(m*float64(s.t-k.first.t) - (s.sec - k.first.sec))
-		k.spread = math.Max(k.spread, d)
+		if d > k.spread {
+			k.spread = d
+		}
 		if !(d < p.maxDevSec) {
 			ok = false
 		}
