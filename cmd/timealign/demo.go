@@ -26,6 +26,7 @@ type demoSection struct {
 func demoSections() []demoSection {
 	return []demoSection{
 		{"The problem: what sensor stamps look like", demoProblem},
+		{"Device clocks: ticks to host time (pll)", demoPLL},
 	}
 }
 
