@@ -1,12 +1,114 @@
 package main
 
-import "errors"
+import (
+	"errors"
+	"io"
 
-// runEstimate is a placeholder until its issue lands.
+	"github.com/timealign/timealign/pkg/csvio"
+	"github.com/timealign/timealign/pkg/stamp"
+	"github.com/timealign/timealign/pkg/tsest"
+)
+
+const estimateDoc = `
+Removes the jitter from the stamps of a periodic stream (pkg/tsest, Rock's
+TimestampEstimator semantics, a lower-envelope fit): each sample's receive
+stamp becomes the best estimate of its acquisition time, with zero latency.
+
+Input:  event,stamp_ns,index
+  sample     a sample received at stamp_ns; index is empty or the sensor's
+             sample counter (wrapping at --index-bits), which gives losses exactly
+  loss       the driver announces one lost sample (stamp_ns, index empty)
+  reference  a hardware reference stamp (the acquisition time of a sample,
+             e.g. a sync pulse): the latency is estimated from it
+  reset      restart the estimator
+Output: stamp_ns,estimate_ns, one row per sample row; estimate_ns is empty
+for a sample that was rejected (its stamp went back, or it repeats the
+previous index), which is counted in the status.`
+
 func runEstimate(e *env, args []string) error {
-	fs := newFlags(e, "estimate", "[flags] [input.csv]", "Not available yet.")
+	fs := newFlags(e, "estimate", "[flags] [input.csv]", estimateDoc)
+	cfg := tsest.DefaultConfig()
+	fs.DurationVar(&cfg.Window, "window", cfg.Window, "estimation window (receive time spanned by the fit)")
+	fs.DurationVar(&cfg.Period, "period", cfg.Period, "expected period, used until the window has samples (0: unknown)")
+	fs.DurationVar(&cfg.MinLatency, "min-latency", cfg.MinLatency, "least latency from acquisition to reception")
+	fs.IntVar(&cfg.LossThreshold, "loss-threshold", cfg.LossThreshold, "suspect samples in a row that make a loss (0 or 1: the first)")
+	fs.BoolVar(&cfg.NeverInferLoss, "never-infer-loss", cfg.NeverInferLoss, "infer no loss from timing (losses are announced or indexed)")
+	fs.IntVar(&cfg.IndexBits, "index-bits", cfg.IndexBits, "width of the sensor's sample counter")
+	out := fs.String("out", "", "output file (default standard output)")
+	statusPath := fs.String("status", "", "write the final status as JSON to this file")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
-	return errors.New("estimate: not implemented yet")
+	est, err := tsest.New(cfg)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	in, name, closeIn, err := input(e, fs)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	w, closeOut, err := output(e, *out)
+	if err != nil {
+		return err
+	}
+	err = estimateStream(est, in, name, w)
+	err = errors.Join(err, closeOut())
+	if *statusPath != "" {
+		err = errors.Join(err, writeStatusJSON(*statusPath, est.Status()))
+	}
+	return err
+}
+
+func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer) error {
+	r, err := csvio.NewReader(in, name, csvio.Columns{Required: []string{"event", "stamp_ns", "index"}})
+	if err != nil {
+		return err
+	}
+	cw := csvio.NewWriter(w, "stamp_ns", "estimate_ns")
+	for {
+		row, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return cw.Flush()
+		}
+		if err != nil {
+			return errors.Join(err, cw.Flush())
+		}
+		switch ev := row.String(0); ev {
+		case "sample":
+			t, err := row.Stamp(1)
+			if err != nil {
+				return errors.Join(err, cw.Flush())
+			}
+			idx, hasIdx, err := row.OptUint(2)
+			if err != nil {
+				return errors.Join(err, cw.Flush())
+			}
+			var estimate stamp.Time
+			if hasIdx {
+				estimate, err = est.UpdateIndex(t, idx)
+			} else {
+				estimate, err = est.Update(t)
+			}
+			cw.Stamp(t)
+			if err != nil {
+				cw.Empty() // rejected, and counted in the status
+			} else {
+				cw.Stamp(estimate)
+			}
+			cw.EndRow()
+		case "loss":
+			est.UpdateLoss()
+		case "reference":
+			t, err := row.Stamp(1)
+			if err != nil {
+				return errors.Join(err, cw.Flush())
+			}
+			est.UpdateReference(t)
+		case "reset":
+			est.Reset()
+		default:
+			return errors.Join(row.Errorf(0, "unknown event %q (want sample, loss, reference or reset)", ev), cw.Flush())
+		}
+	}
 }

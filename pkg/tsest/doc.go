@@ -1,0 +1,67 @@
+// Package tsest removes the jitter from the stamps of a periodic stream
+// with zero latency: given the time each sample was received, it returns
+// the best estimate of when it was acquired. It offers everything Rock's
+// aggregator::TimestampEstimator offers (drivers-aggregator), with a more
+// accurate method.
+//
+// # Method
+//
+// Sample k of a periodic sensor is acquired at a₀ + k·P and received at
+// a₀ + k·P + L + jₖ: a latency L and a jitter jₖ that is never negative (a
+// sample is never received before it was acquired). The points (k, receiveₖ)
+// therefore lie on or above the line a₀ + L + k·P, and the best line under
+// them is the one the Estimator fits: the lower convex hull of the points of
+// the last one to two windows, and of its edges the one above the points'
+// mean index, the line under all points with the least total distance to
+// them (Zhang, Liu & Xia, INFOCOM 2002). Late samples cannot pull it: they
+// lie above. The estimate for the newest sample is that line at its index,
+// minus the latency (see below), so an update never waits for later samples.
+// Rock instead takes the period from the window's two end samples and
+// follows the earliest arrivals one period at a time; the hull uses every
+// sample of the window for both, which halves the error (see the
+// differential tests against shared/bench).
+//
+// Two hulls receive every sample; the older answers and is replaced by the
+// younger once that covers a window, so the fit follows a drifting period
+// while looking back one to two windows, without deleting from a hull.
+//
+// # Losses, bursts and indexes
+//
+// A lost sample shifts every later sample one period up. A sample that
+// arrives at least 0.9 period after the line's prediction is suspect: it
+// may be late (jitter, a burst), or the first after a loss. It is stamped
+// as late (at most one period of error if it was not) and a loss is
+// inferred once LossThreshold suspects in a row, each following the previous
+// by at least half a period, agree; the number lost is the least any of them
+// shows. Samples of a burst (delivered together) follow each other closely,
+// so a burst never counts as a loss. With UpdateIndex the sensor's own
+// counter (wrapping at IndexBits) gives the losses exactly; a counter that
+// jumps back or far ahead of what the time elapsed allows is taken as a
+// counter reset and resynchronised. UpdateLoss announces a loss, which is
+// applied to the next sample that is late enough for it (within 10 updates,
+// else the announcement is counted as rejected).
+//
+// # Latency and references
+//
+// Without references the estimate is the line minus MinLatency: never later
+// than the receive time minus MinLatency. A hardware reference stamp (a
+// sync pulse at acquisition, UpdateReference) fixes the latency: its offset
+// from the line's grid modulo one period, plus whole periods chosen near
+// the previous latency (or above MinLatency the first time). It is used
+// from the first reference on.
+//
+// # Bad input
+//
+// A receive stamp earlier than the previous one is rejected and counted
+// (three consistent ones in a row are a host clock step back, and restart
+// the fit). Duplicate stamps are counted and treated as a burst; duplicate
+// indexes are rejected. A gap longer than the window restarts the fit,
+// keeping the period. None of these corrupt the period.
+//
+// # Cost
+//
+// An update pushes a point on two hulls (O(1) amortized) and fits the line
+// (a binary search over the hull's vertices, O(log n)); no allocation once
+// the hulls have grown to a window's samples. Memory is bounded by the
+// number of samples in two windows (at most MaxWindowSamples).
+package tsest

@@ -1,0 +1,581 @@
+package tsest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/timealign/timealign/internal/hull"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// MaxWindowSamples bounds the samples a hull holds before it switches, so
+// memory stays bounded whatever the input.
+const MaxWindowSamples = 1 << 20
+
+
+// Config configures an Estimator. Start from DefaultConfig.
+type Config struct {
+	// Window is the span of receive time the line is fitted over: the fit
+	// looks back between Window and 2·Window. It should be an order of
+	// magnitude shorter than the time over which the period drifts, and
+	// hold many samples. It defaults to 2 s.
+	Window time.Duration
+	// Period is the expected period, used until the window has enough
+	// samples to fit one (slightly over-estimate it if unsure), and as the
+	// period after a restart. 0 means unknown. It defaults to 0.
+	Period time.Duration
+	// MinLatency is the least latency between acquisition and reception:
+	// without hardware references, estimates are the fitted line minus
+	// MinLatency. It defaults to 0.
+	MinLatency time.Duration
+	// LossThreshold is how many suspect samples in a row (each arriving at
+	// least 0.9 period after the line's prediction) make a loss: 0 or 1
+	// infer it from the first suspect (use when the jitter is always below
+	// a period); 2, the default, waits for the second, so a lost sample
+	// costs at most one period of error on the next sample.
+	LossThreshold int
+	// NeverInferLoss disables loss inference from timing, for streams whose
+	// losses are all announced (UpdateLoss) or indexed (UpdateIndex). It
+	// defaults to false.
+	NeverInferLoss bool
+	// IndexBits is the width of the sensor's sample counter given to
+	// UpdateIndex; it wraps at 2^IndexBits. 1..64; it defaults to 64.
+	IndexBits int
+}
+
+// DefaultConfig returns a 2 s window, unknown period, loss threshold 2 and
+// 64-bit indexes.
+func DefaultConfig() Config {
+	return Config{Window: 2 * time.Second, LossThreshold: 2, IndexBits: 64}
+}
+
+// ErrConfig is wrapped by every error of Config.Validate.
+var ErrConfig = errors.New("tsest: invalid config")
+
+// Validate reports the first bad field.
+func (c Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%w: %s %s", ErrConfig, field, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.Window <= 0:
+		return bad("Window", "is %v, want > 0", c.Window)
+	case c.Period < 0:
+		return bad("Period", "is %v, want > 0 (or 0 for unknown)", c.Period)
+	case c.Period > 0 && c.Period >= c.Window:
+		return bad("Period", "(%v) must be shorter than Window (%v)", c.Period, c.Window)
+	case c.MinLatency < 0:
+		return bad("MinLatency", "is %v, want ≥ 0", c.MinLatency)
+	case c.LossThreshold < 0:
+		return bad("LossThreshold", "is %d, want ≥ 0", c.LossThreshold)
+	case c.IndexBits < 1 || c.IndexBits > 64:
+		return bad("IndexBits", "is %d, want 1..64", c.IndexBits)
+	}
+	return nil
+}
+
+// Errors of the updates. Each is also counted in Status.
+var (
+	// ErrBackward: the receive stamp is earlier than the previous one.
+	ErrBackward = errors.New("tsest: receive time went back")
+	// ErrDuplicateIndex: the sample repeats the previous sample's index.
+	ErrDuplicateIndex = errors.New("tsest: duplicate sample index")
+)
+
+// Status is a snapshot of an Estimator, with the fields of Rock's
+// TimestampEstimatorStatus and counters of every input it rejected or
+// repaired.
+type Status struct {
+	Stamp     stamp.Time    `json:"stamp_ns"`   // the last estimate
+	Period    time.Duration `json:"period_ns"`  // the estimated period (0: none yet)
+	Latency   time.Duration `json:"latency_ns"` // the latency subtracted from the line
+	// LatencyRaw is the latency the last reference showed, unfiltered.
+	LatencyRaw time.Duration `json:"latency_raw_ns"`
+	// TimeRaw and ReferenceTimeRaw are the last inputs.
+	TimeRaw          stamp.Time `json:"time_raw_ns"`
+	ReferenceTimeRaw stamp.Time `json:"reference_time_raw_ns"`
+	// MaxJitter is the largest receive time minus line seen since reset.
+	MaxJitter time.Duration `json:"max_jitter_ns"`
+	// LastCorrection is the last sample's receive time minus its estimate.
+	LastCorrection time.Duration `json:"last_correction_ns"`
+
+	Samples          uint64 `json:"samples"`            // samples estimated
+	LostSamplesTotal uint64 `json:"lost_samples_total"` // inferred, indexed or announced
+	// ExpectedLosses are announced losses not yet seen in the stream;
+	// RejectedExpectedLosses those the stream never showed.
+	ExpectedLosses         uint64 `json:"expected_losses"`
+	RejectedExpectedLosses uint64 `json:"rejected_expected_losses"`
+	// WindowSize is the number of samples the answering fit covers;
+	// WindowCapacity the most it may hold.
+	WindowSize     int `json:"window_size"`
+	WindowCapacity int `json:"window_capacity"`
+	// BaseTime is the receive time the current fit started at; each restart
+	// (gap, clock step, Reset) counts in BaseTimeResets, and
+	// BaseTimeResetOffset is how far the line moved at the last one.
+	BaseTime            stamp.Time    `json:"base_time_ns"`
+	BaseTimeResets      uint64        `json:"base_time_resets"`
+	BaseTimeResetOffset time.Duration `json:"base_time_reset_offset_ns"`
+
+	References   uint64 `json:"references"`
+	Backward     uint64 `json:"rejected_backward"`   // receive stamps that went back
+	Duplicates   uint64 `json:"duplicate_stamps"`    // same stamp as the previous (a burst)
+	DupIndexes   uint64 `json:"rejected_duplicates"` // same index as the previous
+	Gaps         uint64 `json:"gaps"`                // gaps longer than the window
+	ClockSteps   uint64 `json:"clock_steps_back"`    // host clock steps back detected
+	IndexResets  uint64 `json:"index_resets"`        // counter resets or absurd jumps
+	Resets       uint64 `json:"resets"`              // calls to Reset
+	HaveEstimate bool   `json:"have_estimate"`
+}
+
+// Estimator estimates acquisition times. It is not safe for concurrent use:
+// one goroutine owns it. The zero value is not usable: use New.
+type Estimator struct {
+	cfg    Config
+	window float64 // ns
+	prior  float64 // period to use while the fit is short, ns (0: none)
+
+	hulls     hull.Switching
+	started   bool
+	baseT     stamp.Time // y origin
+	baseK     int64      // x origin
+	youngFrom stamp.Time // receive time the younger hull started at
+
+	k        int64 // index of the last sample
+	lastRecv stamp.Time
+	lastEst  stamp.Time
+	line     hull.Line
+	haveLine bool
+	period   float64 // ns
+	smooth   float64 // smoothed fitted slope, ns per sample
+
+	// A suspect sample (late by at least 0.9 period) is held out of the
+	// hulls until the next sample tells whether it followed a loss or was
+	// late; its estimate is given at once.
+	pending   bool
+	pendT     stamp.Time
+	pendFrom  int64 // index before the suspect
+	pendLost  int64 // whole periods late it showed
+	pendGuess int64 // losses assumed when it was stamped
+	losses    uint64
+	bursts    uint64
+	lateOnly  uint64
+
+	announced int64
+	annTTL    int
+
+	haveIndex bool
+	lastIndex uint64
+	idxMask   uint64
+
+	backRun  int
+	backLast stamp.Time
+
+	latency     float64 // ns
+	haveRef     bool
+	lastRefLine float64
+
+	st Status
+}
+
+// New returns an Estimator for cfg, or the error of cfg.Validate.
+func New(cfg Config) (*Estimator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Estimator{cfg: cfg, window: float64(cfg.Window)}
+	e.idxMask = ^uint64(0)
+	if cfg.IndexBits < 64 {
+		e.idxMask = 1<<uint(cfg.IndexBits) - 1
+	}
+	e.Reset()
+	e.st.Resets = 0
+	return e, nil
+}
+
+// Config returns the configuration.
+func (e *Estimator) Config() Config { return e.cfg }
+
+// Reset forgets every sample and reference, as a new Estimator; counters
+// are kept and Resets counts the call.
+func (e *Estimator) Reset() {
+	st := e.st
+	*e = Estimator{cfg: e.cfg, window: e.window, idxMask: e.idxMask, hulls: e.hulls}
+	e.hulls.Clear()
+	e.hulls.Young().Clear()
+	e.prior = float64(e.cfg.Period)
+	e.period = e.prior
+	e.latency = float64(e.cfg.MinLatency)
+	e.st = st
+	e.st.Resets++
+	e.st.Stamp, e.st.Period, e.st.Latency, e.st.HaveEstimate = 0, 0, e.cfg.MinLatency, false
+	e.st.WindowSize, e.st.ExpectedLosses = 0, 0
+}
+
+// Update returns the estimated acquisition time of a sample received at t.
+// A t earlier than the previous one is rejected with ErrBackward (the
+// returned stamp is then t itself and nothing changes).
+func (e *Estimator) Update(t stamp.Time) (stamp.Time, error) {
+	return e.update(t, 0, false)
+}
+
+// UpdateIndex is Update for a sample that carries the sensor's own sample
+// counter, which gives the losses exactly. It wraps at 2^IndexBits. A
+// repeated index is rejected with ErrDuplicateIndex.
+func (e *Estimator) UpdateIndex(t stamp.Time, index uint64) (stamp.Time, error) {
+	return e.update(t, index&e.idxMask, true)
+}
+
+// UpdateLoss announces that one sample was lost.
+func (e *Estimator) UpdateLoss() {
+	e.announced++
+	e.annTTL = 10
+	e.st.ExpectedLosses = uint64(e.announced)
+}
+
+// HaveEstimate reports whether a period is known.
+func (e *Estimator) HaveEstimate() bool { return e.period > 0 }
+
+// Period returns the estimated period, 0 if none yet.
+func (e *Estimator) Period() time.Duration { return time.Duration(math.Round(e.period)) }
+
+// Latency returns the latency subtracted from the fitted line.
+func (e *Estimator) Latency() time.Duration { return time.Duration(math.Round(e.latency)) }
+
+// MaxJitter returns the largest receive time minus line seen since reset.
+func (e *Estimator) MaxJitter() time.Duration { return e.st.MaxJitter }
+
+// LostSamples returns the number of lost samples so far.
+func (e *Estimator) LostSamples() uint64 { return e.st.LostSamplesTotal }
+
+// Status returns a snapshot.
+func (e *Estimator) Status() Status {
+	s := e.st
+	s.Period = e.Period()
+	s.Latency = e.Latency()
+	s.HaveEstimate = e.HaveEstimate()
+	s.WindowSize = e.hulls.Answering().Count()
+	s.WindowCapacity = MaxWindowSamples
+	if e.period > 0 {
+		s.WindowCapacity = min(MaxWindowSamples, int(2*e.window/e.period)+1)
+	}
+	return s
+}
+
+// restart starts a new fit at the sample (t), keeping the period as prior.
+func (e *Estimator) restart(t stamp.Time) {
+	if e.started && e.haveLine {
+		predicted := e.baseT.Add(time.Duration(e.line.At(float64(e.k+1-e.baseK))))
+		e.st.BaseTimeResetOffset = t.Sub(predicted)
+		e.st.BaseTimeResets++
+	}
+	if e.period > 0 {
+		e.prior = e.period
+	}
+	e.hulls.Clear()
+	e.hulls.Young().Clear()
+	e.started = true
+	e.baseT, e.baseK = t, e.k
+	e.youngFrom = t
+	e.haveLine = false
+	e.pending = false
+	e.st.BaseTime = t
+}
+
+func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time, error) {
+	e.st.TimeRaw = t
+	if e.started && t < e.lastRecv {
+		e.st.Backward++
+		if e.backRun > 0 && t >= e.backLast {
+			e.backRun++
+		} else {
+			e.backRun = 1
+		}
+		e.backLast = t
+		if e.backRun < 3 {
+			return t, fmt.Errorf("%w: %v after %v", ErrBackward, t, e.lastRecv)
+		}
+		// Three consistent samples behind the old time base: the host
+		// clock stepped back. Start over from this one.
+		e.st.ClockSteps++
+		e.k++
+		e.restart(t)
+		e.lastEst = stamp.Min
+	}
+	e.backRun = 0
+
+	// The index of this sample.
+	step := int64(1)
+	if indexed && e.haveIndex {
+		d := (index - e.lastIndex) & e.idxMask
+		switch {
+		case d == 0:
+			e.st.DupIndexes++
+			return t, fmt.Errorf("%w: %d", ErrDuplicateIndex, index)
+		case e.indexPlausible(t, d):
+			step = int64(d)
+		default:
+			e.st.IndexResets++ // counter reset or jump: fall back on timing
+			indexed = false
+		}
+	}
+	if indexed {
+		e.haveIndex = true
+		e.lastIndex = index
+	}
+	if e.started && t == e.lastRecv {
+		e.st.Duplicates++
+	}
+	hold := false
+
+	if !e.started || t.Sub(e.lastRecv) > e.cfg.Window {
+		if e.started {
+			e.st.Gaps++
+		}
+		e.k += step
+		e.restart(t)
+		e.lastEst = stamp.Min
+	} else {
+		if !indexed {
+			var lost int64
+			lost, hold = e.inferLoss(t)
+			step += lost
+		} else {
+			e.flushPending(0)
+			if step > 1 {
+				e.st.LostSamplesTotal += uint64(step - 1)
+			}
+		}
+		e.k += step
+	}
+	if e.annTTL > 0 {
+		if e.annTTL--; e.annTTL == 0 {
+			e.st.RejectedExpectedLosses += uint64(e.announced)
+			e.announced = 0
+			e.st.ExpectedLosses = 0
+		}
+	}
+
+	// Fit.
+	x := float64(e.k - e.baseK)
+	y := float64(t.Sub(e.baseT))
+	if hold {
+		e.pendT = t
+	} else {
+		e.hulls.Push(x, y)
+	}
+	if young := e.hulls.Young(); t.Sub(e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
+		e.switchHulls(t)
+		x = float64(e.k - e.baseK)
+		y = float64(t.Sub(e.baseT))
+	}
+	e.fit(t)
+	est := t
+	if e.haveLine {
+		lv := e.line.At(x)
+		if jit := time.Duration(y - lv); jit > e.st.MaxJitter {
+			e.st.MaxJitter = jit
+		}
+		est = e.baseT.Add(time.Duration(math.Round(lv)))
+	}
+	est = est.Add(-time.Duration(math.Round(e.latency)))
+	if !e.haveRef {
+		est = min(est, t.Add(-e.cfg.MinLatency))
+	}
+	if est < e.lastEst {
+		est = e.lastEst // estimates never go back
+	}
+	e.lastRecv, e.lastEst = t, est
+	e.st.Samples++
+	e.st.Stamp = est
+	e.st.LastCorrection = t.Sub(est)
+	return est, nil
+}
+
+// indexPlausible reports whether an index step of d fits the time elapsed
+// since the previous sample (a counter reset or corruption does not).
+func (e *Estimator) indexPlausible(t stamp.Time, d uint64) bool {
+	if d > e.idxMask/2 {
+		return false // went back
+	}
+	if e.period <= 0 || !e.started {
+		return true
+	}
+	elapsed := float64(t.Sub(e.lastRecv))
+	// The step may be anything the elapsed time allows, with room for the
+	// jitter of both samples and a window's worth of delay.
+	return float64(d-1)*e.period <= elapsed+e.window
+}
+
+// inferLoss returns the number of samples lost before the one received at
+// t, from its lateness against the line, and whether to hold the sample
+// out of the hulls as a suspect. It first settles the previous suspect.
+func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
+	if !e.haveLine || e.period <= 0 {
+		e.flushPending(0)
+		return 0, false
+	}
+	if e.pending {
+		late := e.lateness(t, e.k+1)
+		switch {
+		case float64(t.Sub(e.pendT)) < 0.5*e.period:
+			// Close behind the suspect: they came in a burst, so the
+			// suspect was late, not the first after a loss.
+			e.bursts++
+			e.flushPending(0)
+		case e.pendGuess > 0 && late >= 0, e.pendGuess == 0 && late >= e.pendLost:
+			// As late as the suspect (or on time after a guessed loss): a
+			// loss shifts every later sample alike.
+			e.flushPending(e.pendLost)
+		default:
+			// Less late than the suspect: a queue draining after a delay.
+			e.lateOnly++
+			e.flushPending(0)
+		}
+	}
+	late := e.lateness(t, e.k+1)
+	if late < 1 {
+		return 0, false
+	}
+	if e.announced > 0 {
+		n := min(late, e.announced)
+		e.announced -= n
+		e.st.ExpectedLosses = uint64(e.announced)
+		e.st.LostSamplesTotal += uint64(n)
+		return n, false
+	}
+	if e.cfg.NeverInferLoss {
+		return 0, false
+	}
+	// A suspect. Guess a loss at once where the stream's suspects have more
+	// often been losses than bursts or late samples.
+	guess := int64(0)
+	if e.cfg.LossThreshold <= 1 || e.losses > e.bursts+e.lateOnly {
+		guess = late
+	}
+	e.pending, e.pendFrom, e.pendLost, e.pendGuess = true, e.k, late, guess
+	if guess > 0 {
+		e.losses++
+		e.st.LostSamplesTotal += uint64(guess)
+	}
+	return guess, true
+}
+
+// lateness returns how many whole periods after the line's prediction for
+// index k the time t is, counting 0.9 period as one; negative if early.
+func (e *Estimator) lateness(t stamp.Time, k int64) int64 {
+	pred := e.line.At(float64(k - e.baseK))
+	return int64(math.Floor((float64(t.Sub(e.baseT))-pred)/e.period + 0.1))
+}
+
+// flushPending settles the held suspect as following lost losses (it was
+// stamped assuming pendGuess) and pushes it into the hulls at its index.
+func (e *Estimator) flushPending(lost int64) {
+	if !e.pending {
+		return
+	}
+	e.pending = false
+	if lost != e.pendGuess {
+		e.k += lost - e.pendGuess
+		if lost > 0 && e.pendGuess == 0 {
+			e.losses++
+		}
+		e.st.LostSamplesTotal = uint64(int64(e.st.LostSamplesTotal) + lost - e.pendGuess)
+	}
+	k := e.pendFrom + 1 + lost
+	e.hulls.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
+}
+
+// switchHulls lets the younger hull answer and re-bases the coordinates on
+// its first point, so they stay small.
+func (e *Estimator) switchHulls(t stamp.Time) {
+	young := e.hulls.Young()
+	x0, y0 := young.First()
+	dk := int64(math.Round(x0))
+	dy := time.Duration(math.Round(y0))
+	e.hulls.Switch()
+	e.hulls.Answering().Shift(float64(dk), float64(dy))
+	e.baseK += dk
+	e.baseT = e.baseT.Add(dy)
+	e.youngFrom = t
+	if e.haveLine {
+		e.line.X0 -= float64(dk)
+		e.line.Y0 -= float64(dy)
+	}
+}
+
+// fit refreshes the line and, once the hull has two vertices, the period.
+func (e *Estimator) fit(t stamp.Time) {
+	h := e.hulls.Answering()
+	if h.Count() == 0 {
+		return
+	}
+	lo, hi := math.SmallestNonzeroFloat64, math.Inf(1)
+	short := h.Count() < 8 || float64(t.Sub(e.baseT)) < e.window/4
+	switch {
+	case short && e.prior > 0:
+		lo, hi = e.prior, e.prior // too short to fit a period: use the prior
+	case h.Vertices() < 2 && e.period > 0:
+		lo, hi = e.period, e.period
+	case h.Vertices() < 2:
+		x0, y0 := h.First()
+		e.line, e.haveLine = hull.Line{X0: x0, Y0: y0}, true // the first sample: no period yet
+		return
+	}
+	l, _ := h.Fit(lo, hi)
+	if h.Vertices() >= 2 && l.M > 0 && lo != hi {
+		// Smooth the fitted slope over about a window of updates: the edge
+		// slopes of successive fits are noisy, the period is not.
+		if e.smooth <= 0 || short {
+			e.smooth = l.M
+		} else {
+			a := min(1, e.smooth/e.window)
+			e.smooth += a * (l.M - e.smooth)
+		}
+		l = h.Support(e.smooth)
+	}
+	e.line, e.haveLine = l, true
+	if h.Vertices() >= 2 && l.M > 0 {
+		e.period = l.M
+	}
+}
+
+// UpdateReference takes a hardware reference stamp: the true acquisition
+// time of a sample (e.g. a sync pulse). The latency becomes the line's
+// offset from the reference, so estimates become absolute. It is used from
+// the first reference, as soon as the estimator has a period.
+func (e *Estimator) UpdateReference(ref stamp.Time) {
+	e.st.References++
+	e.st.ReferenceTimeRaw = ref
+	if !e.haveLine || e.period <= 0 {
+		return
+	}
+	// The line's value at the grid point nearest the reference, relative to
+	// the reference: the latency modulo one period.
+	yref := float64(ref.Sub(e.baseT))
+	k := math.Round(e.line.X0 + (yref-e.line.Y0)/e.period)
+	d := e.line.At(k) - yref
+	frac := math.Mod(d, e.period)
+	if frac < 0 {
+		frac += e.period
+	}
+	target := e.latency
+	if !e.haveRef {
+		target = float64(e.cfg.MinLatency)
+	}
+	// Whole periods: the candidate nearest the previous latency (or the
+	// least one not below MinLatency, the first time).
+	n := math.Round((target - frac) / e.period)
+	if !e.haveRef {
+		n = math.Ceil((target - frac) / e.period)
+	}
+	lat := frac + n*e.period
+	e.st.LatencyRaw = time.Duration(math.Round(lat))
+	if e.haveRef && math.Abs(lat-e.latency) < e.period/4 {
+		e.latency += 0.2 * (lat - e.latency)
+	} else {
+		e.latency = lat
+	}
+	e.haveRef = true
+}
