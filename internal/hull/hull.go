@@ -13,6 +13,8 @@ package hull
 
 import "math"
 
+type point struct{ x, y float64 }
+
 // Line is y = Y0 + M·(x − X0).
 type Line struct{ M, X0, Y0 float64 }
 
@@ -22,7 +24,7 @@ func (l Line) At(x float64) float64 { return l.Y0 + l.M*(x-l.X0) }
 // Lower is the lower convex hull of the points pushed since the last Clear.
 // The zero value is an empty hull.
 type Lower struct {
-	x, y   []float64
+	p      []point
 	count  int // points pushed
 	sumX   float64
 	x0, y0 float64 // the first point
@@ -31,7 +33,7 @@ type Lower struct {
 
 // Clear empties the hull, keeping its memory.
 func (h *Lower) Clear() {
-	h.x, h.y = h.x[:0], h.y[:0]
+	h.p = h.p[:0]
 	h.count, h.sumX = 0, 0
 }
 
@@ -39,7 +41,7 @@ func (h *Lower) Clear() {
 func (h *Lower) Count() int { return h.count }
 
 // Vertices returns the number of hull vertices.
-func (h *Lower) Vertices() int { return len(h.x) }
+func (h *Lower) Vertices() int { return len(h.p) }
 
 // First returns the first point pushed since the last Clear.
 func (h *Lower) First() (x, y float64) { return h.x0, h.y0 }
@@ -61,31 +63,30 @@ func (h *Lower) Push(x, y float64) {
 	h.count++
 	h.sumX += x
 	h.last = x
-	n := len(h.x)
-	if n > 0 && h.x[n-1] == x {
-		if y >= h.y[n-1] {
+	p := h.p
+	n := len(p)
+	if n > 0 && p[n-1].x == x {
+		if y >= p[n-1].y {
 			return
 		}
-		h.x, h.y = h.x[:n-1], h.y[:n-1]
 		n--
 	}
 	for n >= 2 {
-		ax, ay := h.x[n-2], h.y[n-2]
-		bx, by := h.x[n-1], h.y[n-1]
-		if (bx-ax)*(y-ay)-(by-ay)*(x-ax) > 0 {
+		a, b := p[n-2], p[n-1]
+		if (b.x-a.x)*(y-a.y)-(b.y-a.y)*(x-a.x) > 0 {
 			break // a left turn: b stays on the lower hull
 		}
 		n--
 	}
-	h.x, h.y = append(h.x[:n], x), append(h.y[:n], y)
+	h.p = append(p[:n], point{x, y})
 }
 
 // Shift moves every point by (−dx, −dy), so coordinates stay small and
 // float64 exact when the caller re-bases its origin.
 func (h *Lower) Shift(dx, dy float64) {
-	for i := range h.x {
-		h.x[i] -= dx
-		h.y[i] -= dy
+	for i := range h.p {
+		h.p[i].x -= dx
+		h.p[i].y -= dy
 	}
 	h.sumX -= float64(h.count) * dx
 	h.x0 -= dx
@@ -99,27 +100,28 @@ func (h *Lower) Shift(dx, dy float64) {
 // slope. With one vertex the line passes through it with slope clamped
 // from 0 into [lo, hi]. ok is false for an empty hull.
 func (h *Lower) Fit(lo, hi float64) (l Line, ok bool) {
-	n := len(h.x)
+	p := h.p
+	n := len(p)
 	switch n {
 	case 0:
 		return Line{}, false
 	case 1:
-		return Line{M: math.Min(math.Max(0, lo), hi), X0: h.x[0], Y0: h.y[0]}, true
+		return Line{M: math.Min(math.Max(0, lo), hi), X0: p[0].x, Y0: p[0].y}, true
 	}
 	mean := h.sumX / float64(h.count)
 	// The first vertex right of the mean (or the last).
 	i, j := 1, n-1
 	for i < j {
 		k := int(uint(i+j) >> 1)
-		if h.x[k] > mean {
+		if p[k].x > mean {
 			j = k
 		} else {
 			i = k + 1
 		}
 	}
-	m := (h.y[i] - h.y[i-1]) / (h.x[i] - h.x[i-1])
+	m := (p[i].y - p[i-1].y) / (p[i].x - p[i-1].x)
 	if m >= lo && m <= hi {
-		return Line{M: m, X0: h.x[i-1], Y0: h.y[i-1]}, true
+		return Line{M: m, X0: p[i-1].x, Y0: p[i-1].y}, true
 	}
 	return h.Support(math.Min(math.Max(m, lo), hi)), true
 }
@@ -129,16 +131,17 @@ func (h *Lower) Fit(lo, hi float64) (l Line, ok bool) {
 func (h *Lower) Support(m float64) Line {
 	// Edge slopes increase along a lower hull: the touching vertex is the
 	// left end of the first edge steeper than m.
-	i, j := 1, len(h.x)
+	p := h.p
+	i, j := 1, len(p)
 	for i < j {
 		k := int(uint(i+j) >> 1)
-		if (h.y[k]-h.y[k-1])/(h.x[k]-h.x[k-1]) > m {
+		if p[k].y-p[k-1].y > m*(p[k].x-p[k-1].x) {
 			j = k
 		} else {
 			i = k + 1
 		}
 	}
-	return Line{M: m, X0: h.x[i-1], Y0: h.y[i-1]}
+	return Line{M: m, X0: p[i-1].x, Y0: p[i-1].y}
 }
 
 // Switching follows a drifting line with two hulls that both receive every

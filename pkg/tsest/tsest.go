@@ -14,7 +14,6 @@ import (
 // memory stays bounded whatever the input.
 const MaxWindowSamples = 1 << 20
 
-
 // Config configures an Estimator. Start from DefaultConfig.
 type Config struct {
 	// Window is the span of receive time the line is fitted over: the fit
@@ -88,9 +87,9 @@ var (
 // TimestampEstimatorStatus and counters of every input it rejected or
 // repaired.
 type Status struct {
-	Stamp     stamp.Time    `json:"stamp_ns"`   // the last estimate
-	Period    time.Duration `json:"period_ns"`  // the estimated period (0: none yet)
-	Latency   time.Duration `json:"latency_ns"` // the latency subtracted from the line
+	Stamp   stamp.Time    `json:"stamp_ns"`   // the last estimate
+	Period  time.Duration `json:"period_ns"`  // the estimated period (0: none yet)
+	Latency time.Duration `json:"latency_ns"` // the latency subtracted from the line
 	// LatencyRaw is the latency the last reference showed, unfiltered.
 	LatencyRaw time.Duration `json:"latency_raw_ns"`
 	// TimeRaw and ReferenceTimeRaw are the last inputs.
@@ -125,6 +124,7 @@ type Status struct {
 	Gaps         uint64 `json:"gaps"`                // gaps longer than the window
 	ClockSteps   uint64 `json:"clock_steps_back"`    // host clock steps back detected
 	IndexResets  uint64 `json:"index_resets"`        // counter resets or absurd jumps
+	Recounts     uint64 `json:"loss_recounts"`       // inferred losses taken back (a sample came a period early)
 	Resets       uint64 `json:"resets"`              // calls to Reset
 	HaveEstimate bool   `json:"have_estimate"`
 }
@@ -161,6 +161,8 @@ type Estimator struct {
 	losses    uint64
 	bursts    uint64
 	lateOnly  uint64
+	inferred  uint64 // losses inferred from timing since the fit started
+	mature    bool   // the fit covers enough samples to judge lateness
 
 	announced int64
 	annTTL    int
@@ -258,7 +260,7 @@ func (e *Estimator) Status() Status {
 	s.WindowSize = e.hulls.Answering().Count()
 	s.WindowCapacity = MaxWindowSamples
 	if e.period > 0 {
-		s.WindowCapacity = min(MaxWindowSamples, int(2*e.window/e.period)+1)
+		s.WindowCapacity = int(min(MaxWindowSamples, 2*e.window/e.period+1))
 	}
 	return s
 }
@@ -266,7 +268,7 @@ func (e *Estimator) Status() Status {
 // restart starts a new fit at the sample (t), keeping the period as prior.
 func (e *Estimator) restart(t stamp.Time) {
 	if e.started && e.haveLine {
-		predicted := e.baseT.Add(time.Duration(e.line.At(float64(e.k+1-e.baseK))))
+		predicted := e.baseT.Add(time.Duration(e.line.At(float64(e.k + 1 - e.baseK))))
 		e.st.BaseTimeResetOffset = t.Sub(predicted)
 		e.st.BaseTimeResets++
 	}
@@ -280,6 +282,8 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.youngFrom = t
 	e.haveLine = false
 	e.pending = false
+	e.inferred = 0
+	e.mature = false
 	e.st.BaseTime = t
 }
 
@@ -435,6 +439,15 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		}
 	}
 	late := e.lateness(t, e.k+1)
+	if late <= -1 && e.inferred > 0 && e.mature {
+		// A period early: losses were counted that did not happen (a long
+		// delay mistaken for one). The hulls hold points at wrong indexes:
+		// start a new fit, keeping the period.
+		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, uint64(-late))
+		e.st.Recounts++
+		e.restart(t)
+		return 0, false
+	}
 	if late < 1 {
 		return 0, false
 	}
@@ -448,14 +461,15 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	if e.cfg.NeverInferLoss {
 		return 0, false
 	}
-	// A suspect. Guess a loss at once where the stream's suspects have more
-	// often been losses than bursts or late samples.
+	// A suspect. Guess a loss at once where the stream's suspects have
+	// mostly been losses rather than bursts, late samples or mistakes.
 	guess := int64(0)
-	if e.cfg.LossThreshold <= 1 || e.losses > e.bursts+e.lateOnly {
+	if e.cfg.LossThreshold <= 1 || (e.losses >= 2 && e.losses > 2*(e.bursts+e.lateOnly+e.st.Recounts)) {
 		guess = late
 	}
 	e.pending, e.pendFrom, e.pendLost, e.pendGuess = true, e.k, late, guess
 	if guess > 0 {
+		e.inferred++
 		e.losses++
 		e.st.LostSamplesTotal += uint64(guess)
 	}
@@ -480,6 +494,7 @@ func (e *Estimator) flushPending(lost int64) {
 		e.k += lost - e.pendGuess
 		if lost > 0 && e.pendGuess == 0 {
 			e.losses++
+			e.inferred++
 		}
 		e.st.LostSamplesTotal = uint64(int64(e.st.LostSamplesTotal) + lost - e.pendGuess)
 	}
@@ -513,6 +528,7 @@ func (e *Estimator) fit(t stamp.Time) {
 	}
 	lo, hi := math.SmallestNonzeroFloat64, math.Inf(1)
 	short := h.Count() < 8 || float64(t.Sub(e.baseT)) < e.window/4
+	e.mature = !short
 	switch {
 	case short && e.prior > 0:
 		lo, hi = e.prior, e.prior // too short to fit a period: use the prior

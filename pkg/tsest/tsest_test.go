@@ -1,0 +1,420 @@
+package tsest
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// scenario is one simulated stream and the bounds the estimator must meet
+// on it (after a 200-sample warm-up, as shared/bench/README.md scores).
+type scenario struct {
+	name     string
+	edit     func(*sim.Config)
+	cfg      func(*Config)
+	feed     feedMode
+	maxStd   time.Duration // error std
+	maxRawK  float64       // std must also be below raw std × maxRawK
+	maxSprd  time.Duration // worst |e − mean|
+	exactLos bool          // the lost count must equal the simulator's
+	noHalve  bool          // losses of several samples in a row may cost more than half the raw jitter
+}
+
+type feedMode int
+
+const (
+	plain     feedMode = iota
+	indexed            // UpdateIndex with the sensor's counter
+	announced          // UpdateLoss before each sample that follows a loss
+	reference          // UpdateReference with the true time every 50 samples
+)
+
+// scenarios feeds the accuracy tests, the fuzz seeds and the benchmarks.
+var scenarios = []scenario{
+	{name: "uniform 2ms", maxStd: 24 * time.Microsecond, maxSprd: 150 * time.Microsecond, exactLos: true},
+	{name: "exponential 1ms", edit: func(c *sim.Config) { c.Latency.Kind, c.Latency.Scale = sim.Exponential, time.Millisecond },
+		maxStd: 31 * time.Microsecond, maxSprd: 339 * time.Microsecond, exactLos: true},
+	// Heavy tails: a delay of whole periods can pass for a loss until the
+	// next samples show it was not (the fit then restarts).
+	{name: "pareto", edit: func(c *sim.Config) { c.Latency.Kind, c.Latency.Scale = sim.Pareto, 500*time.Microsecond },
+		maxStd: 300 * time.Microsecond, maxSprd: 20 * time.Millisecond},
+	// Each loss may cost one period on the next sample until the stream has
+	// shown it loses samples (Rock: std ~2.1 ms, errors up to 125 ms).
+	{name: "unannounced loss", edit: func(c *sim.Config) { c.Loss.Prob = 0.02 },
+		maxStd: 500 * time.Microsecond, maxSprd: 10500 * time.Microsecond, exactLos: true},
+	// Until a stream has shown that it loses samples, a loss of m samples
+	// costs m periods on the next sample; after that, nothing.
+	{name: "loss bursts", edit: func(c *sim.Config) { c.Loss = sim.Loss{BurstProb: 0.01, BurstLen: 3} },
+		maxStd: 1500 * time.Microsecond, maxSprd: 60 * time.Millisecond, exactLos: true, noHalve: true},
+	{name: "exponential with loss", edit: func(c *sim.Config) {
+		c.Latency.Kind, c.Latency.Scale, c.Loss.Prob = sim.Exponential, time.Millisecond, 0.02
+	}, maxStd: 600 * time.Microsecond, maxSprd: 10500 * time.Microsecond},
+	{name: "announced loss", edit: func(c *sim.Config) { c.Loss.Prob = 0.05 }, feed: announced,
+		cfg: func(c *Config) { c.NeverInferLoss = true }, maxStd: 30 * time.Microsecond, maxSprd: 150 * time.Microsecond, exactLos: true},
+	{name: "indexed loss with wrap", edit: func(c *sim.Config) { c.Loss.Prob, c.IndexBits = 0.05, 8 }, feed: indexed,
+		cfg: func(c *Config) { c.IndexBits = 8 }, maxStd: 30 * time.Microsecond, maxSprd: 150 * time.Microsecond, exactLos: true},
+	{name: "references", feed: reference, maxStd: 24 * time.Microsecond, maxSprd: 150 * time.Microsecond},
+	{name: "period drift", edit: func(c *sim.Config) { c.Clock.SkewPPM, c.Clock.DriftPPMPerHour = 100, 7200 },
+		maxStd: 30 * time.Microsecond, maxSprd: 200 * time.Microsecond, exactLos: true},
+	{name: "bursty delivery", edit: func(c *sim.Config) { c.Period, c.Batch = 5*time.Millisecond, sim.Batch{Prob: 0.05, Size: 4} },
+		maxStd: 60 * time.Microsecond, maxSprd: 400 * time.Microsecond, exactLos: true},
+	{name: "delay outliers", edit: func(c *sim.Config) { c.Latency.OutlierProb, c.Latency.OutlierMax = 0.01, 50*time.Millisecond },
+		maxStd: 700 * time.Microsecond, maxSprd: 30 * time.Millisecond},
+	{name: "expected period", cfg: func(c *Config) { c.Period = 10 * time.Millisecond },
+		maxStd: 24 * time.Microsecond, maxSprd: 150 * time.Microsecond, exactLos: true},
+}
+
+func simulate(t testing.TB, sc scenario, seed uint64, n int) []sim.Sample {
+	t.Helper()
+	c := sim.DefaultConfig()
+	c.Count, c.Seed = n, seed
+	if sc.edit != nil {
+		sc.edit(&c)
+	}
+	s, err := sim.Generate(c)
+	require.NoError(t, err)
+	return s
+}
+
+func newEstimator(t testing.TB, sc scenario) *Estimator {
+	t.Helper()
+	c := DefaultConfig()
+	if sc.cfg != nil {
+		sc.cfg(&c)
+	}
+	e, err := New(c)
+	require.NoError(t, err)
+	return e
+}
+
+// run feeds a simulated stream and returns the estimates of the delivered
+// samples (in arrival order) with their truth.
+func run(t testing.TB, e *Estimator, sc scenario, samples []sim.Sample) (est, truth []stamp.Time) {
+	pendingLoss := 0
+	for _, s := range samples {
+		if s.Lost {
+			pendingLoss++
+			continue
+		}
+		if sc.feed == announced {
+			for ; pendingLoss > 0; pendingLoss-- {
+				e.UpdateLoss()
+			}
+		}
+		pendingLoss = 0
+		if sc.feed == reference && s.Seq%50 == 0 {
+			e.UpdateReference(s.True)
+		}
+		var got stamp.Time
+		var err error
+		if sc.feed == indexed {
+			got, err = e.UpdateIndex(s.Receive, s.Index)
+		} else {
+			got, err = e.Update(s.Receive)
+		}
+		require.NoError(t, err)
+		est = append(est, got)
+		truth = append(truth, s.True)
+	}
+	return est, truth
+}
+
+func lostCount(s []sim.Sample) uint64 {
+	// Losses after the last delivered sample cannot be seen.
+	n, seen := uint64(0), uint64(0)
+	for _, x := range s {
+		if x.Lost {
+			n++
+		} else {
+			seen = n
+		}
+	}
+	return seen
+}
+
+// TestAccuracy checks every scenario on three seeds against its bounds and
+// against the raw stamps.
+func TestAccuracy(t *testing.T) {
+	n := 6000
+	if testing.Short() {
+		n = 2000
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			for seed := uint64(1); seed <= 3; seed++ {
+				samples := simulate(t, sc, seed, n)
+				e := newEstimator(t, sc)
+				est, truth := run(t, e, sc, samples)
+				got := sim.ScoreStamps(est, truth, nil, 200)
+				raw := make([]stamp.Time, 0, len(est))
+				for _, s := range sim.Delivered(samples) {
+					raw = append(raw, s.Receive)
+				}
+				rawSc := sim.ScoreStamps(raw, truth, nil, 200)
+				t.Logf("seed %d: raw std %v, estimate bias %v std %v spread %v", seed, rawSc.Std, got.Bias, got.Std, got.Spread)
+				require.LessOrEqual(t, got.Std, sc.maxStd, "seed %d", seed)
+				require.LessOrEqual(t, got.Spread, sc.maxSprd, "seed %d", seed)
+				if !sc.noHalve {
+					require.Less(t, got.Std, rawSc.Std/2, "seed %d: at least halves the raw jitter", seed)
+				}
+				if sc.feed == reference {
+					require.Less(t, got.RMS, 50*time.Microsecond, "references make stamps absolute")
+				}
+				if sc.exactLos {
+					require.Equal(t, lostCount(samples), e.LostSamples(), "seed %d", seed)
+				}
+			}
+		})
+	}
+}
+
+// TestLossCostsAtMostOnePeriod: an unannounced loss may cost one period of
+// error on the next sample, none after.
+func TestLossCostsAtMostOnePeriod(t *testing.T) {
+	sc := scenarios[3]
+	samples := simulate(t, sc, 9, 4000)
+	e := newEstimator(t, sc)
+	est, truth := run(t, e, sc, samples)
+	d := sim.Delivered(samples)
+	bias := sim.ScoreStamps(est, truth, nil, 200).Bias
+	for i := 400; i < len(est); i++ {
+		errI := est[i].Sub(truth[i]) - bias
+		afterLoss := d[i].Seq != d[i-1].Seq+1
+		if afterLoss {
+			require.Less(t, errI.Abs(), 10*time.Millisecond+200*time.Microsecond, "sample %d", i)
+		} else {
+			require.Less(t, errI.Abs(), 200*time.Microsecond, "sample %d, not right after a loss", i)
+		}
+	}
+}
+
+// TestGapWithExpectedPeriod: Rock never recovers from a gap longer than the
+// window when a period is set; we restart and keep going.
+func TestGapWithExpectedPeriod(t *testing.T) {
+	e, err := New(Config{Window: time.Second, Period: 10 * time.Millisecond, LossThreshold: 2, IndexBits: 64})
+	require.NoError(t, err)
+	sc := scenario{}
+	samples := simulate(t, sc, 4, 3000)
+	for i := range samples[1000:1500] {
+		samples[1000+i].Lost = true // 5 s silent
+	}
+	est, truth := run(t, e, sc, samples)
+	st := e.Status()
+	require.Equal(t, uint64(1), st.Gaps)
+	require.Equal(t, uint64(1), st.BaseTimeResets)
+	after := sim.ScoreStamps(est[1100:], truth[1100:], nil, 0)
+	require.Less(t, after.Std, 30*time.Microsecond)
+	require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 2000)
+}
+
+// TestBackwardTime: stamps that go back are rejected and counted, and do
+// not corrupt the period; a lasting step back restarts the fit.
+func TestBackwardTime(t *testing.T) {
+	e := newEstimator(t, scenario{})
+	samples := sim.Delivered(simulate(t, scenario{}, 5, 1000))
+	for i, s := range samples {
+		if i == 500 {
+			got, err := e.Update(s.Receive.Add(-time.Second))
+			require.ErrorIs(t, err, ErrBackward)
+			require.Equal(t, s.Receive.Add(-time.Second), got)
+		}
+		_, err := e.Update(s.Receive)
+		require.NoError(t, err)
+	}
+	require.Equal(t, uint64(1), e.Status().Backward)
+	require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 1000)
+
+	// A host clock step back by 2 s: three rejects, then a restart.
+	last := samples[len(samples)-1].Receive
+	var errs int
+	for i := 1; i <= 10; i++ {
+		if _, err := e.Update(last.Add(time.Duration(i)*10*time.Millisecond - 2*time.Second)); err != nil {
+			errs++
+		}
+	}
+	require.Equal(t, 2, errs)
+	require.Equal(t, uint64(1), e.Status().ClockSteps)
+}
+
+func TestDuplicatesAndIndexReset(t *testing.T) {
+	e := newEstimator(t, scenario{})
+	base := stamp.Time(1_700_000_000_000_000_000)
+	for i := 0; i < 100; i++ {
+		_, err := e.UpdateIndex(base.Add(time.Duration(i)*10*time.Millisecond), uint64(i))
+		require.NoError(t, err)
+	}
+	_, err := e.UpdateIndex(base.Add(995*time.Millisecond), 99)
+	require.ErrorIs(t, err, ErrDuplicateIndex)
+	// The counter restarts at 0 (a sensor reboot): resynchronised from timing.
+	got, err := e.UpdateIndex(base.Add(time.Second), 0)
+	require.NoError(t, err)
+	require.InDelta(t, float64(base.Add(time.Second)), float64(got), 1e5)
+	// An absurd jump ahead is not believed either.
+	_, err = e.UpdateIndex(base.Add(1010*time.Millisecond), 1_000_000)
+	require.NoError(t, err)
+	st := e.Status()
+	require.Equal(t, uint64(1), st.DupIndexes)
+	require.Equal(t, uint64(2), st.IndexResets)
+	require.Zero(t, st.LostSamplesTotal)
+	// Same receive stamps (a burst) are counted, not rejected.
+	_, err = e.Update(base.Add(1010 * time.Millisecond))
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), e.Status().Duplicates)
+}
+
+func TestReferenceFromTheFirst(t *testing.T) {
+	c := DefaultConfig()
+	c.MinLatency = 3 * time.Millisecond
+	e, err := New(c)
+	require.NoError(t, err)
+	samples := sim.Delivered(simulate(t, scenario{}, 6, 300))
+	for i, s := range samples {
+		if i == 20 {
+			e.UpdateReference(s.True)
+		}
+		got, err := e.Update(s.Receive)
+		require.NoError(t, err)
+		if i > 40 {
+			require.Less(t, got.Sub(s.True).Abs(), 500*time.Microsecond, "sample %d", i)
+		}
+	}
+	require.InDelta(t, float64(5*time.Millisecond), float64(e.Latency()), float64(300*time.Microsecond))
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		edit  func(*Config)
+	}{
+		{"Window", func(c *Config) { c.Window = 0 }},
+		{"Period", func(c *Config) { c.Period = -1 }},
+		{"Period", func(c *Config) { c.Period = 3 * time.Second }},
+		{"MinLatency", func(c *Config) { c.MinLatency = -time.Millisecond }},
+		{"LossThreshold", func(c *Config) { c.LossThreshold = -1 }},
+		{"IndexBits", func(c *Config) { c.IndexBits = 0 }},
+	} {
+		c := DefaultConfig()
+		tc.edit(&c)
+		_, err := New(c)
+		require.ErrorIs(t, err, ErrConfig)
+		require.Contains(t, err.Error(), tc.field)
+	}
+}
+
+// TestProperties: with arbitrary jitter, loss and bursts, estimates never
+// go back, are never later than receive − MinLatency, and stay bounded.
+func TestProperties(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := sim.DefaultConfig()
+		c.Count = rapid.IntRange(2, 600).Draw(rt, "count")
+		c.Seed = rapid.Uint64().Draw(rt, "seed")
+		c.Period = time.Duration(rapid.IntRange(1, 50).Draw(rt, "period_ms")) * time.Millisecond
+		c.Latency.Kind = sim.Jitter(rapid.IntRange(0, 3).Draw(rt, "kind"))
+		c.Latency.Scale = time.Duration(rapid.IntRange(0, 5000).Draw(rt, "scale_us")) * time.Microsecond
+		c.Loss.Prob = rapid.Float64Range(0, 0.3).Draw(rt, "loss")
+		if rapid.Bool().Draw(rt, "batches") {
+			c.Batch = sim.Batch{Prob: 0.05, Size: rapid.IntRange(2, 5).Draw(rt, "size")}
+		}
+		s, err := sim.Generate(c)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.MinLatency = time.Duration(rapid.IntRange(0, 3000).Draw(rt, "minlat_us")) * time.Microsecond
+		cfg.LossThreshold = rapid.IntRange(0, 4).Draw(rt, "threshold")
+		e, err := New(cfg)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		prev := stamp.Min
+		for _, x := range sim.Delivered(s) {
+			got, err := e.Update(x.Receive)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if got < prev {
+				rt.Fatalf("estimate went back: %v after %v", got, prev)
+			}
+			if got > x.Receive.Add(-cfg.MinLatency) {
+				rt.Fatalf("estimate %v later than receive %v − min latency", got, x.Receive)
+			}
+			if x.Receive.Sub(got) > time.Duration(c.Count)*c.Period+time.Second {
+				rt.Fatalf("estimate %v absurdly early for %v", got, x.Receive)
+			}
+			prev = got
+		}
+		if st := e.Status(); st.WindowSize > st.WindowCapacity+1 && e.HaveEstimate() {
+			rt.Fatalf("window %d over capacity %d", st.WindowSize, st.WindowCapacity)
+		}
+	})
+}
+
+// FuzzEvents feeds arbitrary event sequences: never a panic, memory bounded.
+func FuzzEvents(f *testing.F) {
+	for i := range scenarios {
+		f.Add([]byte{byte(i), 0, 1, 2, 3, 200, 4, 0}, int64(10_000_000))
+	}
+	f.Add([]byte{255, 254, 0, 0, 0, 1}, int64(1))
+	f.Fuzz(func(t *testing.T, ops []byte, period int64) {
+		if period <= 0 || period > int64(time.Second) {
+			period = int64(10 * time.Millisecond)
+		}
+		e, err := New(Config{Window: time.Second, LossThreshold: int(len(ops) % 4), IndexBits: 1 + len(ops)%64})
+		require.NoError(t, err)
+		now := stamp.Time(1_700_000_000_000_000_000)
+		for i, op := range ops {
+			switch op % 8 {
+			case 0, 1, 2:
+				now = now.Add(time.Duration(period) + time.Duration(op)*time.Microsecond*50)
+				_, _ = e.Update(now)
+			case 3:
+				now = now.Add(time.Duration(period))
+				_, _ = e.UpdateIndex(now, uint64(i*int(op)))
+			case 4:
+				e.UpdateLoss()
+			case 5:
+				e.UpdateReference(now.Add(-time.Duration(op) * time.Microsecond))
+			case 6:
+				now = now.Add(-time.Duration(op) * time.Millisecond) // back
+				_, _ = e.Update(now)
+			case 7:
+				if op > 200 {
+					e.Reset()
+				} else {
+					now = now.Add(time.Duration(op) * time.Hour / 10) // absurd gap
+					_, _ = e.Update(now)
+				}
+			}
+			st := e.Status()
+			require.LessOrEqual(t, st.WindowSize, MaxWindowSamples)
+			require.False(t, math.IsNaN(float64(st.Period)))
+		}
+	})
+}
+
+func BenchmarkUpdate(b *testing.B) {
+	for _, i := range []int{0, 3, 10} {
+		sc := scenarios[i]
+		b.Run(sc.name, func(b *testing.B) {
+			samples := sim.Delivered(simulate(b, sc, 1, 20000))
+			e := newEstimator(b, sc)
+			span := samples[len(samples)-1].Receive.Sub(samples[0].Receive) + 10*time.Millisecond
+			b.ReportAllocs()
+			j, pass := 0, 0
+			for b.Loop() {
+				if _, err := e.Update(samples[j].Receive.Add(time.Duration(pass) * span)); err != nil {
+					b.Fatal(err)
+				}
+				if j++; j == len(samples) {
+					j, pass = 0, pass+1
+				}
+			}
+		})
+	}
+}
