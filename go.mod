@@ -3,8 +3,13 @@ module github.com/timealign/timealign
 go 1.25.0
 
 require (
-	github.com/stretchr/testify v1.10.0 // indirect
-	gonum.org/v1/gonum v0.16.0 // indirect
+	github.com/stretchr/testify v1.10.0
+	gonum.org/v1/gonum v0.16.0
+	pgregory.net/rapid v1.2.0
+)
+
+require (
+	github.com/davecgh/go-spew v1.1.1 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	pgregory.net/rapid v1.2.0 // indirect
 )

@@ -1,12 +1,173 @@
 package main
 
-import "errors"
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
 
-// runDemo is a placeholder until the foundation lands.
+	"github.com/timealign/timealign/pkg/sim"
+)
+
+const demoDoc = `
+A tour of timealign on simulated sensors with known ground truth; no ROS 2
+needed. Each section shows one problem of sensor stamps and what the package
+does about it. Errors are estimate minus true acquisition time: bias is the
+constant part (a latency), std the jitter left, worst the largest error.
+Every run prints the same numbers (fixed seeds).`
+
+// demoSection is one part of the tour.
+type demoSection struct {
+	title string
+	run   func(w io.Writer) error
+}
+
+// demoSections lists the tour in order; each issue adds its part.
+func demoSections() []demoSection {
+	return []demoSection{
+		{"The problem: what sensor stamps look like", demoProblem},
+		{"Device clocks: ticks to host time (pll)", demoPLL},
+	}
+}
+
 func runDemo(e *env, args []string) error {
-	fs := newFlags(e, "demo", "[flags]", "Not available yet.")
+	fs := newFlags(e, "demo", "", demoDoc)
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
-	return errors.New("demo: not implemented yet")
+	if fs.NArg() > 0 {
+		return usagef("demo takes no arguments, got %q", fs.Args())
+	}
+	fmt.Fprintln(e.stdout, "timealign demo — trustworthy time for robots (simulated sensors, fixed seeds)")
+	for i, s := range demoSections() {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "\n%d. %s\n%s\n", i+1, s.title, strings.Repeat("─", len(s.title)+3))
+		if err := s.run(e.stdout); err != nil {
+			return fmt.Errorf("%s: %w", s.title, err)
+		}
+	}
+	return nil
+}
+
+// demoProblem shows the raw error of stamps taken on arrival.
+func demoProblem(w io.Writer) error {
+	fmt.Fprintln(w, "Drivers stamp a sample when the OS hands it to them: the stamp is late by the")
+	fmt.Fprintln(w, "transport latency, scattered by scheduler jitter; device clocks drift and wrap.")
+	fmt.Fprintln(w)
+	tb := newTable("sensor", "rate", "samples", "lost", "bias µs", "std µs", "worst µs")
+	var imu []sim.Sample
+	for _, name := range []string{"imu", "camera", "lidar", "autopilot", "bursty"} {
+		p, err := sim.LookupPreset(name)
+		if err != nil {
+			return err
+		}
+		cfg := p.Config
+		cfg.Count = int(20 * time.Second / cfg.Period)
+		s, err := sim.Generate(cfg)
+		if err != nil {
+			return err
+		}
+		if name == "imu" {
+			imu = s
+		}
+		errs := rawErrors(s)
+		sc := sim.ScoreErrors(errs)
+		tb.row(name, fmt.Sprintf("%.0f Hz", float64(time.Second)/float64(cfg.Period)),
+			fmt.Sprint(len(s)), fmt.Sprint(len(s)-len(errs)),
+			sim.Micros(sc.Bias), sim.Micros(sc.Std), sim.Micros(sc.Max))
+	}
+	tb.write(w)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Raw IMU stamp error (receive − true), histogram of 2000 samples:")
+	histogram(w, rawErrors(imu), 10, 40)
+	p, _ := sim.LookupPreset("lidar")
+	fmt.Fprintf(w, "\nThe lidar's 32-bit µs tick counter wraps every %.0f minutes, and its clock runs %+.0f ppm\n",
+		float64(uint64(1)<<32)*float64(p.Config.Clock.TickPeriod)/float64(time.Minute), p.Config.Clock.SkewPPM)
+	fmt.Fprintf(w, "fast: %.1f ms of drift per minute against the host.\n", p.Config.Clock.SkewPPM*60/1e3)
+	return nil
+}
+
+func rawErrors(s []sim.Sample) []float64 {
+	var errs []float64
+	for _, x := range s {
+		if !x.Lost {
+			errs = append(errs, float64(x.Receive.Sub(x.True)))
+		}
+	}
+	return errs
+}
+
+// table is a plain-text table with right-aligned numeric columns.
+type table struct {
+	head []string
+	rows [][]string
+}
+
+func newTable(head ...string) *table { return &table{head: head} }
+
+func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(w io.Writer) {
+	width := make([]int, len(t.head))
+	for i, h := range t.head {
+		width[i] = len([]rune(h))
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			if i == 0 {
+				b.WriteString("  " + c + pad)
+			} else {
+				b.WriteString("  " + pad + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(t.head)
+	sep := make([]string, len(width))
+	for i := range width {
+		sep[i] = strings.Repeat("─", width[i])
+	}
+	line(sep)
+	for _, r := range t.rows {
+		line(r)
+	}
+}
+
+// histogram prints a text histogram of values (ns) in bins, bars at most
+// barWidth wide.
+func histogram(w io.Writer, values []float64, bins, barWidth int) {
+	if len(values) == 0 {
+		return
+	}
+	values = values[:min(len(values), 2000)]
+	lo, hi := values[0], values[0]
+	for _, v := range values {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if hi == lo {
+		hi = lo + 1
+	}
+	counts := make([]int, bins)
+	for _, v := range values {
+		b := int(float64(bins) * (v - lo) / (hi - lo))
+		counts[min(b, bins-1)]++
+	}
+	most := 0
+	for _, c := range counts {
+		most = max(most, c)
+	}
+	step := (hi - lo) / float64(bins)
+	for i, c := range counts {
+		from := (lo + float64(i)*step) / 1e3
+		fmt.Fprintf(w, "  %7.0f–%-7.0f µs │%s %d\n", from, from+step/1e3, strings.Repeat("█", c*barWidth/most), c)
+	}
 }

@@ -1,12 +1,341 @@
 package main
 
-import "errors"
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
 
-// runSimulate is a placeholder until the foundation lands.
+	"github.com/timealign/timealign/pkg/csvio"
+	"github.com/timealign/timealign/pkg/sim"
+)
+
+const simulateDoc = `
+Writes simulated sensor streams as CSV in the public formats of the other
+commands, plus a ground-truth file, so you can make test data with known
+answers. Start from a preset and change any part of it with flags.
+
+Formats (--format):
+  estimate  event,stamp_ns,index        input of 'timealign estimate' (stamp = receive time)
+  pll       receive_ns,ticks[,scan_ticks]  input of 'timealign pll' (scan_ticks with --send-delay)
+  sync      topic,stamp_ns              input of 'timealign sync', several --streams in arrival order
+  align     event,stream,stamp_ns       input of 'timealign align', a push and a drain per sample
+  samples   every field of every sample, lost ones included
+
+Truth (--truth FILE): for estimate and pll, one row truth_ns per sample row
+(the true acquisition time); for sync and align, topic,seq,true_ns,receive_ns
+per message.
+
+Presets (--preset, or --streams for sync and align):
+`
+
 func runSimulate(e *env, args []string) error {
-	fs := newFlags(e, "simulate", "[flags]", "Not available yet.")
+	doc := simulateDoc
+	for _, p := range sim.Presets() {
+		doc += fmt.Sprintf("  %-10s %s\n", p.Name, p.Summary)
+	}
+	fs := newFlags(e, "simulate", "[flags]", doc)
+	var (
+		format    = fs.String("format", "estimate", "output format: estimate, pll, sync, align or samples")
+		preset    = fs.String("preset", "imu", "sensor timing to start from")
+		streams   = fs.String("streams", "imu,camera,lidar", "comma-separated presets of the streams, for sync and align")
+		out       = fs.String("out", "", "output file (default standard output)")
+		truthPath = fs.String("truth", "", "write the ground truth to this file")
+		stampKind = fs.String("stamp", "true", "for sync and align: the header stamp is the 'true' acquisition time or the 'receive' time")
+		withIndex = fs.Bool("index", false, "for estimate: fill the index column with the sensor's counter")
+		announce  = fs.Bool("announce-loss", false, "for estimate: write a loss row for each lost sample")
+		refEvery  = fs.Int("reference-every", 0, "for estimate: write a reference row (true time) before every N-th sample; 0 for none")
+	)
+	var (
+		c      sim.Config
+		set    = map[string]bool{}
+		steps  stepList
+		boots  durationList
+		jitter string
+	)
+	fs.Uint64Var(&c.Seed, "seed", 0, "random seed (default: the preset's)")
+	fs.IntVar(&c.Count, "count", 0, "samples to acquire, lost ones included (default: the preset's)")
+	fs.DurationVar(&c.Period, "period", 0, "sampling period in device time")
+	fs.DurationVar(&c.Latency.Base, "latency", 0, "constant part of the delivery latency")
+	fs.StringVar(&jitter, "jitter", "", "jitter distribution: none, uniform, exponential or pareto")
+	fs.DurationVar(&c.Latency.Scale, "jitter-scale", 0, "jitter width (uniform), mean (exponential) or scale (pareto)")
+	fs.Float64Var(&c.Latency.Shape, "jitter-shape", 0, "Pareto tail index (default 1.5)")
+	fs.Float64Var(&c.Latency.OutlierProb, "outlier-prob", 0, "probability of a large extra delay")
+	fs.DurationVar(&c.Latency.OutlierMax, "outlier-max", 0, "largest extra delay of an outlier")
+	fs.BoolVar(&c.Latency.Reorder, "reorder", false, "let samples overtake each other (default: in-order transport)")
+	fs.Float64Var(&c.Clock.SkewPPM, "skew-ppm", 0, "device clock rate error in ppm (positive: fast)")
+	fs.Float64Var(&c.Clock.DriftPPMPerHour, "drift-ppm-per-hour", 0, "change of the skew per hour")
+	fs.DurationVar(&c.Clock.Offset, "device-offset", 0, "device clock reading at the first sample")
+	fs.DurationVar(&c.Clock.TickPeriod, "tick-period", 0, "duration of one device tick")
+	fs.IntVar(&c.Clock.TickBits, "tick-bits", 0, "width of the tick counter (wraps at 2^bits)")
+	fs.DurationVar(&c.Clock.SendDelay, "send-delay", 0, "device time from acquisition to the tick stamp it sends")
+	fs.Var(&boots, "reboots", "comma-separated times after the start at which the device reboots")
+	fs.Float64Var(&c.Loss.Prob, "loss", 0, "probability that a sample is lost")
+	fs.Float64Var(&c.Loss.BurstProb, "burst-prob", 0, "probability that a burst of losses starts")
+	fs.Float64Var(&c.Loss.BurstLen, "burst-len", 0, "mean length of a burst of losses, in samples")
+	fs.Float64Var(&c.Batch.Prob, "batch-prob", 0, "probability that a delivered sample starts a batch")
+	fs.IntVar(&c.Batch.Size, "batch-size", 0, "samples delivered together in a batch")
+	fs.IntVar(&c.IndexBits, "index-bits", 0, "width of the sensor's sample counter")
+	fs.Var(&steps, "host-step", "host clock step AT:BY, e.g. 10s:-2s (repeatable)")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
-	return errors.New("simulate: not implemented yet")
+	if fs.NArg() > 0 {
+		return usagef("simulate takes no input file, got %q", fs.Args())
+	}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["reboots"] {
+		c.Clock.Reboots = boots
+	}
+	c.HostSteps = steps
+	if set["jitter"] {
+		k, err := sim.ParseJitter(jitter)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		c.Latency.Kind = k
+	}
+
+	switch *format {
+	case "estimate", "pll", "samples":
+		p, err := sim.LookupPreset(*preset)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		cfg := overlay(p.Config, c, set)
+		samples, err := sim.Generate(cfg)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		return writeFiles(e, *out, *truthPath, func(w, tw io.Writer) error {
+			switch *format {
+			case "estimate":
+				return writeEstimate(w, tw, samples, *withIndex, *announce, *refEvery)
+			case "pll":
+				return writePLL(w, tw, samples, cfg.Clock.SendDelay > 0)
+			}
+			return writeSamples(w, samples)
+		})
+	case "sync", "align":
+		var all [][]sim.Sample
+		for i, name := range strings.Split(*streams, ",") {
+			p, err := sim.LookupPreset(strings.TrimSpace(name))
+			if err != nil {
+				return &usageError{err: err}
+			}
+			cfg := overlay(p.Config, c, set)
+			if set["seed"] {
+				cfg.Seed = c.Seed + uint64(i)*1000 // independent streams
+			}
+			s, err := sim.Generate(cfg)
+			if err != nil {
+				return &usageError{err: fmt.Errorf("stream %d (%s): %w", i, name, err)}
+			}
+			all = append(all, s)
+		}
+		if len(all) < 2 && *format == "sync" {
+			return usagef("--streams: sync needs at least 2 streams")
+		}
+		if *stampKind != "true" && *stampKind != "receive" {
+			return usagef("--stamp is %q, want true or receive", *stampKind)
+		}
+		merged := sim.Merge(all...)
+		return writeFiles(e, *out, *truthPath, func(w, tw io.Writer) error {
+			return writeMulti(w, tw, merged, *format == "align", *stampKind == "receive")
+		})
+	default:
+		return usagef("--format is %q, want estimate, pll, sync, align or samples", *format)
+	}
+}
+
+// overlay returns base with the fields the user set on the command line
+// replaced by those of c.
+func overlay(base, c sim.Config, set map[string]bool) sim.Config {
+	pick := func(name string, dst any, src any) {
+		if !set[name] {
+			return
+		}
+		switch d := dst.(type) {
+		case *uint64:
+			*d = *src.(*uint64)
+		case *int:
+			*d = *src.(*int)
+		case *time.Duration:
+			*d = *src.(*time.Duration)
+		case *float64:
+			*d = *src.(*float64)
+		case *bool:
+			*d = *src.(*bool)
+		}
+	}
+	pick("seed", &base.Seed, &c.Seed)
+	pick("count", &base.Count, &c.Count)
+	pick("period", &base.Period, &c.Period)
+	pick("latency", &base.Latency.Base, &c.Latency.Base)
+	if set["jitter"] {
+		base.Latency.Kind = c.Latency.Kind
+	}
+	pick("jitter-scale", &base.Latency.Scale, &c.Latency.Scale)
+	pick("jitter-shape", &base.Latency.Shape, &c.Latency.Shape)
+	pick("outlier-prob", &base.Latency.OutlierProb, &c.Latency.OutlierProb)
+	pick("outlier-max", &base.Latency.OutlierMax, &c.Latency.OutlierMax)
+	pick("reorder", &base.Latency.Reorder, &c.Latency.Reorder)
+	pick("skew-ppm", &base.Clock.SkewPPM, &c.Clock.SkewPPM)
+	pick("drift-ppm-per-hour", &base.Clock.DriftPPMPerHour, &c.Clock.DriftPPMPerHour)
+	pick("device-offset", &base.Clock.Offset, &c.Clock.Offset)
+	pick("tick-period", &base.Clock.TickPeriod, &c.Clock.TickPeriod)
+	pick("tick-bits", &base.Clock.TickBits, &c.Clock.TickBits)
+	pick("send-delay", &base.Clock.SendDelay, &c.Clock.SendDelay)
+	if set["reboots"] {
+		base.Clock.Reboots = c.Clock.Reboots
+	}
+	pick("loss", &base.Loss.Prob, &c.Loss.Prob)
+	pick("burst-prob", &base.Loss.BurstProb, &c.Loss.BurstProb)
+	pick("burst-len", &base.Loss.BurstLen, &c.Loss.BurstLen)
+	pick("batch-prob", &base.Batch.Prob, &c.Batch.Prob)
+	pick("batch-size", &base.Batch.Size, &c.Batch.Size)
+	pick("index-bits", &base.IndexBits, &c.IndexBits)
+	if set["host-step"] {
+		base.HostSteps = c.HostSteps
+	}
+	return base
+}
+
+// writeFiles opens the output and the optional truth file and runs write.
+func writeFiles(e *env, out, truth string, write func(w, tw io.Writer) error) error {
+	w, closeOut, err := output(e, out)
+	if err != nil {
+		return err
+	}
+	tw := io.Discard
+	closeTruth := func() error { return nil }
+	if truth != "" {
+		if truth == out || truth == "-" && out == "" {
+			closeOut()
+			return usagef("--truth must name a file other than the output")
+		}
+		tw, closeTruth, err = output(e, truth)
+		if err != nil {
+			closeOut()
+			return err
+		}
+	}
+	err = write(w, tw)
+	return errors.Join(err, closeOut(), closeTruth())
+}
+
+func writeEstimate(w, tw io.Writer, samples []sim.Sample, withIndex, announce bool, refEvery int) error {
+	cw := csvio.NewWriter(w, "event", "stamp_ns", "index")
+	tr := csvio.NewWriter(tw, "truth_ns")
+	pendingLoss := 0
+	for _, s := range samples {
+		if s.Lost {
+			pendingLoss++
+			continue
+		}
+		if announce {
+			for ; pendingLoss > 0; pendingLoss-- {
+				cw.String("loss").Empty().Empty().EndRow()
+			}
+		}
+		pendingLoss = 0
+		if refEvery > 0 && s.Seq%refEvery == 0 {
+			cw.String("reference").Stamp(s.True).Empty().EndRow()
+		}
+		cw.String("sample").Stamp(s.Receive)
+		if withIndex {
+			cw.Uint(s.Index)
+		} else {
+			cw.Empty()
+		}
+		cw.EndRow()
+		tr.Stamp(s.True).EndRow()
+	}
+	return errors.Join(cw.Flush(), tr.Flush())
+}
+
+func writePLL(w, tw io.Writer, samples []sim.Sample, scan bool) error {
+	hdr := []string{"receive_ns", "ticks"}
+	if scan {
+		hdr = append(hdr, "scan_ticks")
+	}
+	cw := csvio.NewWriter(w, hdr...)
+	tr := csvio.NewWriter(tw, "truth_ns")
+	for _, s := range sim.Delivered(samples) {
+		cw.Stamp(s.Receive).Uint(s.SendTicks)
+		if scan {
+			cw.Uint(s.Ticks)
+		}
+		cw.EndRow()
+		tr.Stamp(s.True).EndRow()
+	}
+	return errors.Join(cw.Flush(), tr.Flush())
+}
+
+func writeSamples(w io.Writer, samples []sim.Sample) error {
+	cw := csvio.NewWriter(w, "seq", "index", "true_ns", "receive_ns", "arrival_ns", "device_ns", "ticks", "send_ticks", "boot", "lost")
+	for _, s := range samples {
+		cw.Int(int64(s.Seq)).Uint(s.Index).Stamp(s.True)
+		if s.Lost {
+			cw.Empty().Empty()
+		} else {
+			cw.Stamp(s.Receive).Stamp(s.Arrival)
+		}
+		cw.Int(int64(s.Device)).Uint(s.Ticks).Uint(s.SendTicks).Int(int64(s.Boot)).Bool(s.Lost).EndRow()
+	}
+	return cw.Flush()
+}
+
+func writeMulti(w, tw io.Writer, merged []sim.Tagged, align, receive bool) error {
+	var cw *csvio.Writer
+	if align {
+		cw = csvio.NewWriter(w, "event", "stream", "stamp_ns")
+	} else {
+		cw = csvio.NewWriter(w, "topic", "stamp_ns")
+	}
+	tr := csvio.NewWriter(tw, "topic", "seq", "true_ns", "receive_ns")
+	for _, m := range merged {
+		st := m.True
+		if receive {
+			st = m.Receive
+		}
+		if align {
+			cw.String("push").Int(int64(m.Topic)).Stamp(st).EndRow()
+			cw.String("drain").Empty().Empty().EndRow()
+		} else {
+			cw.Int(int64(m.Topic)).Stamp(st).EndRow()
+		}
+		tr.Int(int64(m.Topic)).Int(int64(m.Seq)).Stamp(m.True).Stamp(m.Receive).EndRow()
+	}
+	return errors.Join(cw.Flush(), tr.Flush())
+}
+
+// stepList is a repeatable flag of host clock steps AT:BY.
+type stepList []sim.Step
+
+func (s *stepList) String() string {
+	parts := make([]string, len(*s))
+	for i, st := range *s {
+		parts[i] = st.At.String() + ":" + st.By.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *stepList) Set(v string) error {
+	at, by, ok := strings.Cut(v, ":")
+	if !ok {
+		return fmt.Errorf("%q is not AT:BY (example: 10s:-2s)", v)
+	}
+	a, err := time.ParseDuration(at)
+	if err != nil {
+		return fmt.Errorf("%q: AT is not a duration", v)
+	}
+	b, err := time.ParseDuration(by)
+	if err != nil {
+		return fmt.Errorf("%q: BY is not a duration", v)
+	}
+	*s = append(*s, sim.Step{At: a, By: b})
+	return nil
 }

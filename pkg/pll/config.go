@@ -1,0 +1,151 @@
+package pll
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Mode selects the estimator.
+type Mode int
+
+const (
+	// Sick reproduces SICK's SoftwarePLL (sick_scan_xd): a regression slope
+	// over a FIFO, every stamp anchored at the oldest FIFO sample.
+	Sick Mode = iota
+	// Regression is least squares over the FIFO with its own intercept.
+	Regression
+	// Envelope fits the lower envelope (convex hull) of a sliding window.
+	Envelope
+	// Offset is a boot clock of known rate: offset = min(receive − device
+	// time) over a sliding window.
+	Offset
+)
+
+var modeNames = []string{"sick", "regression", "envelope", "offset"}
+
+func (m Mode) String() string {
+	if m >= 0 && int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// MarshalText implements encoding.TextMarshaler (for JSON status).
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// ErrMode is returned by [ParseMode] for an unknown name.
+var ErrMode = errors.New("pll: unknown mode")
+
+// ParseMode returns the Mode named s: sick, regression, envelope or offset.
+func ParseMode(s string) (Mode, error) {
+	for i, n := range modeNames {
+		if s == n {
+			return Mode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q (want sick, regression, envelope or offset)", ErrMode, s)
+}
+
+// Limits on the sizes, so memory stays bounded.
+const (
+	MaxFIFOSize = 1 << 16
+	MaxWindow   = 1 << 20
+)
+
+// Config configures a [PLL]. Start from [DefaultConfig].
+type Config struct {
+	// Mode selects the estimator. It defaults to Sick.
+	Mode Mode
+	// FIFOSize is the number of samples of the FIFO: SICK's regression
+	// window, the regression mode's intercept window, and in every mode the
+	// samples that must agree (within MaxDeviation) before an estimate is
+	// valid, and the samples needed to lock or re-lock. It defaults to 7
+	// (SICK's standard mode; SICK's segment mode uses 101). 2..MaxFIFOSize.
+	FIFOSize int
+	// MaxDeviation is how far a sample's receive time may lie from the
+	// fitted line and still count as consistent. It defaults to 100 ms.
+	MaxDeviation time.Duration
+	// MaxInvalid is the number of consecutive inconsistent samples after
+	// which the estimator starts over. It defaults to 20.
+	MaxInvalid int
+	// TickBits is the width of the device's tick counter, 1..64; ticks wrap
+	// at 2^TickBits and ticks ≥ 2^TickBits are rejected. It defaults to 32.
+	TickBits int
+	// TickPeriod is the nominal duration of one tick: the device clock's
+	// rate in the Offset mode, and the rate the Regression and Envelope
+	// slopes are held near (see MaxSkewPPM). Sick ignores it. It defaults
+	// to 1 µs.
+	TickPeriod time.Duration
+	// MaxSkewPPM bounds the fitted rate of the Regression, Envelope and
+	// Offset (with TrackSkew) modes to TickPeriod·(1 ± MaxSkewPPM·1e-6), so
+	// a few noisy samples can never tilt the line far. It defaults to 1000
+	// (0.1 %; crystal oscillators are within ±100 ppm).
+	MaxSkewPPM float64
+	// Window is the number of recent accepted samples the Envelope and
+	// Offset modes fit (the Envelope uses two switching windows of this
+	// size, so it looks back between Window and 2·Window samples), and the
+	// memory of the Regression mode's slope. It defaults to 256.
+	Window int
+	// MaxEarly is how far before the Envelope or Offset line a sample may
+	// arrive (a new latency minimum) before it counts as inconsistent (a
+	// host clock step back). It defaults to 10 ms.
+	MaxEarly time.Duration
+	// TrackSkew makes the Offset mode fit the rate too (within MaxSkewPPM)
+	// instead of trusting TickPeriod; it is then the Envelope fit. It
+	// defaults to false.
+	TrackSkew bool
+}
+
+// DefaultConfig returns SICK's defaults: Sick mode, FIFO 7, max deviation
+// 100 ms, max invalid 20, 32-bit 1 µs ticks.
+func DefaultConfig() Config {
+	return Config{
+		Mode:         Sick,
+		FIFOSize:     7,
+		MaxDeviation: 100 * time.Millisecond,
+		MaxInvalid:   20,
+		TickBits:     32,
+		TickPeriod:   time.Microsecond,
+		MaxSkewPPM:   1000,
+		Window:       256,
+		MaxEarly:     10 * time.Millisecond,
+	}
+}
+
+// ErrConfig is wrapped by every error of [Config.Validate].
+var ErrConfig = errors.New("pll: invalid config")
+
+func bad(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s %s", ErrConfig, field, fmt.Sprintf(format, args...))
+}
+
+// Validate reports the first bad field of c.
+func (c Config) Validate() error {
+	switch {
+	case c.Mode < Sick || c.Mode > Offset:
+		return bad("Mode", "is %v, want sick, regression, envelope or offset", c.Mode)
+	case c.FIFOSize < 2 || c.FIFOSize > MaxFIFOSize:
+		return bad("FIFOSize", "is %d, want 2..%d", c.FIFOSize, MaxFIFOSize)
+	case c.MaxDeviation <= 0:
+		return bad("MaxDeviation", "is %v, want > 0", c.MaxDeviation)
+	case c.MaxInvalid < 1:
+		return bad("MaxInvalid", "is %d, want ≥ 1", c.MaxInvalid)
+	case c.TickBits < 1 || c.TickBits > 64:
+		return bad("TickBits", "is %d, want 1..64", c.TickBits)
+	case c.TickPeriod <= 0:
+		return bad("TickPeriod", "is %v, want > 0", c.TickPeriod)
+	case math.IsNaN(c.MaxSkewPPM) || c.MaxSkewPPM < 0 || c.MaxSkewPPM >= 1e6:
+		return bad("MaxSkewPPM", "is %v, want 0 ≤ ppm < 1e6", c.MaxSkewPPM)
+	case c.Window < 2 || c.Window > MaxWindow:
+		return bad("Window", "is %d, want 2..%d", c.Window, MaxWindow)
+	case c.MaxEarly < 0:
+		return bad("MaxEarly", "is %v, want ≥ 0", c.MaxEarly)
+	case c.MaxEarly > c.MaxDeviation:
+		return bad("MaxEarly", "(%v) cannot be larger than MaxDeviation (%v)", c.MaxEarly, c.MaxDeviation)
+	case (c.Mode == Envelope || c.Mode == Offset) && c.Window < c.FIFOSize:
+		return bad("Window", "(%d) cannot be smaller than FIFOSize (%d) in %v mode", c.Window, c.FIFOSize, c.Mode)
+	}
+	return nil
+}

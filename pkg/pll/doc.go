@@ -1,0 +1,100 @@
+// Package pll maps a device clock (a tick counter, or time since boot) to
+// host time, from pairs of (host receive stamp, device tick).
+//
+// A [PLL] is fed with [PLL.Update] (or [PLL.UpdateScan] when the tick to
+// stamp, the scan tick, differs from the tick the sample was sent with) and
+// answers [PLL.Corrected]: the host time of a device tick, and whether it
+// is valid. [PLL.Status] reports the fit. Everything is pure: values in,
+// values out; no clocks, no I/O, no goroutines, no allocation after [New].
+//
+// # Ticks and precision
+//
+// Ticks wrap at 2^TickBits (1..64). Each tick is unwrapped to the 64-bit
+// value nearest to the previous tick (within half the counter's range), so
+// a late tick from before a wrap lands just before its neighbours instead
+// of a whole period later. Stamps are int64 nanoseconds; fits run in
+// float64 on offsets from a base sample (ticks and nanoseconds, exact below
+// 2^53), so stamps near 1.7e18 ns lose nothing. Corrected never returns a
+// negative stamp: such a result, or an overflow, is reported as not valid.
+//
+// # Modes
+//
+// Sick reproduces SICK's SoftwarePLL (sick_scan_xd driver/src/softwarePLL.cpp)
+// decision for decision: a FIFO of FIFOSize samples (7); a least-squares
+// slope on offsets from the oldest sample, accepted only if every FIFO
+// sample lies within MaxDeviation (100 ms) of the line through the oldest
+// sample; once valid, a sample is pushed only if it lies within
+// MaxDeviation of the prediction, and after MaxInvalid (20) consecutive
+// misses the PLL is invalid until the FIFO (which keeps its samples) fits
+// again; repeated ticks are ignored; the stamp is slope·(scan − scan₀) +
+// receive₀ of the oldest FIFO sample. The slope is computed, as SICK does,
+// on receive times held as float64 seconds, so it and every decision are
+// bit-for-bit SICK's; the stamp itself is exact. Differential tests compare
+// it with the original's output row for row (shared/bench/pll and the
+// vectors in testdata/sick). Where SICK is wrong we differ: (1) SICK's
+// unwrapping takes a tick from before a 32-bit wrap that arrives after it
+// as 2^32 ticks later, and every later stamp is then about +4300 s off but
+// valid; we unwrap to the nearest value (the stale tick is 40 ms back and
+// is handled as SICK handles any reordered tick). (2) SICK clamps negative
+// stamps to 0 and calls them valid; we report them invalid. (3) Ticks
+// that do not fit in TickBits are dropped (SICK passes 64-bit ticks raw).
+// Everything else, including SICK's weak spots (the jitter of the anchor
+// sample passes straight into every stamp; after a host clock step the
+// stamps stay on the old time base until 20 misses), is reproduced.
+//
+// Regression, Envelope and Offset share a frame that fixes those weak
+// spots. They lock when FIFOSize consecutive samples with increasing ticks
+// agree within MaxDeviation with their own line. A new sample is gated
+// against the current fit: Regression accepts residuals within
+// ±MaxDeviation, Envelope and Offset within [−MaxEarly, MaxDeviation) of
+// the lower line. Rejected samples (outliers, stale or repeated ticks, a
+// host clock step, a device reboot) make the estimate invalid until a
+// sample is accepted again, so a stamp seconds off is never reported valid;
+// they also collect as candidates, and FIFOSize consistent candidates
+// replace the fit: a clock step or a reboot re-locks within one FIFO.
+// After MaxInvalid rejections in a row the fit starts over. A stamp is
+// valid only while every FIFO sample lies within MaxDeviation of the fit.
+// Every fitted slope is held within MaxSkewPPM of TickPeriod, so a few
+// noisy samples can never tilt the line far.
+//
+// Regression is least squares with its own intercept (not anchored at one
+// sample): the intercept is the least-squares one over the FIFO (the line
+// passes through the FIFO's mean), the slope comes from exponentially
+// forgotten least squares over about Window accepted samples. Fitting the
+// slope over the 7-sample FIFO alone would leave 0.68σ of the latency
+// jitter at the newest sample; with the longer slope memory it is σ/√7 =
+// 0.38σ (σ: the latency's standard deviation).
+//
+// Envelope is the convex-hull one-way estimation of Zhang, Liu & Xia
+// (INFOCOM 2002) over sliding windows as in ethz-asl/cuckoo_time_translator:
+// since delivery delay is never negative, the true line lies under the
+// points; of the lines under all points of the window, the one with the
+// least total distance to them is the lower convex hull's edge above the
+// window's mean tick. Two hulls switch: both receive every sample, the
+// older answers, and when the younger holds Window samples it replaces the
+// older; the fit so follows drift while looking back Window..2·Window
+// samples, without ever deleting from a hull. Late samples and outliers
+// cannot pull the line (they lie above it); its error is the smallest
+// latency of the window (a constant bias no estimator can see) plus a small
+// jitter. Being under the newest point, the stamp is never later than its
+// receive time (Olson, IROS 2010). We built this rather than Olson's
+// min-filter with a fixed rate because it also fits the rate, and rather
+// than a full sliding-window hull because the switching hulls cost O(1)
+// amortized per sample with no deletions.
+//
+// Offset is the ArduPilot log practice (clydemcqueen/ardusub_log_tools) for
+// boot clocks of known rate (TickPeriod: µs or ms since boot): the offset is
+// the minimum of receive − device time over the last Window samples
+// (monotone deque), the stamp device time + offset. With TrackSkew it fits
+// the rate too, which makes it the Envelope fit. A reboot (device time
+// jumping back) is rejected as stale ticks and re-locks within one FIFO
+// (Status.Reboots counts it).
+//
+// # Cost
+//
+// Per update: Sick O(FIFOSize) (two passes over the FIFO); Regression
+// O(FIFOSize); Envelope O(FIFOSize + log Window) amortized (monotone-chain
+// hull push, binary search for the edge); Offset O(FIFOSize) amortized.
+// Memory: O(FIFOSize + Window), allocated by New. About 170–230 ns per
+// update with the defaults (see BenchmarkUpdate).
+package pll
