@@ -95,7 +95,8 @@ func ParseFile(name string, data []byte) (*File, error) {
 			return f, nil
 		}
 		if err != nil {
-			return nil, &SyntaxError{File: name, Line: yamlErrLine(err), Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+			line, msg := yamlErrLine(err)
+			return nil, &SyntaxError{File: name, Line: line, Msg: msg}
 		}
 		if len(doc.Content) == 0 {
 			continue
@@ -111,20 +112,20 @@ func ParseFile(name string, data []byte) (*File, error) {
 	}
 }
 
-// yamlErrLine digs the line out of a yaml.v3 error ("yaml: line 3: ...").
-func yamlErrLine(err error) int {
-	s := err.Error()
-	if i := strings.Index(s, "line "); i >= 0 {
-		j := i + 5
-		k := j
-		for k < len(s) && isDigit(s[k]) {
+// yamlErrLine splits a yaml.v3 error ("yaml: line 3: msg") into its line
+// and message.
+func yamlErrLine(err error) (int, string) {
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(s, "line "); ok {
+		k := 0
+		for k < len(rest) && isDigit(rest[k]) {
 			k++
 		}
-		if n, e := strconv.Atoi(s[j:k]); e == nil {
-			return n
+		if n, e := strconv.Atoi(rest[:k]); e == nil && strings.HasPrefix(rest[k:], ": ") {
+			return n, rest[k+2:]
 		}
 	}
-	return 0
+	return 0, s
 }
 
 type fileParser struct {
