@@ -446,4 +446,3 @@ func (r ParamRule) String() string {
 	}
 	return s
 }
-

@@ -15,10 +15,10 @@ var resolveCases = []struct {
 	service  bool
 	err      bool
 }{
-	{in: "in", want: "/imu/data_raw"},       // remapped
+	{in: "in", want: "/imu/data_raw"},          // remapped
 	{in: "/sensors/in", want: "/imu/data_raw"}, // the same name, absolute
-	{in: "out", want: "/imu/data"},          // node-specific rule for est
-	{in: "other", want: "/sensors/other"},   // relative: in the namespace
+	{in: "out", want: "/imu/data"},             // node-specific rule for est
+	{in: "other", want: "/sensors/other"},      // relative: in the namespace
 	{in: "~/status", want: "/sensors/est/status"},
 	{in: "~", want: "/sensors/est"},
 	{in: "{node}/x", want: "/sensors/est/x"},

@@ -82,8 +82,8 @@ func TestSet(t *testing.T) {
 func TestDeclare(t *testing.T) {
 	s := NewServer(Options{Node: "/n", Overrides: map[string]Override{
 		"rate":    {IntValue(20), "f.yaml:3"},
-		"gain":    {IntValue(1), "f.yaml:4"},  // wrong type: rejected, default kept
-		"limit":   {IntValue(500), "-p"},      // out of range
+		"gain":    {IntValue(1), "f.yaml:4"}, // wrong type: rejected, default kept
+		"limit":   {IntValue(500), "-p"},     // out of range
 		"unknown": {BoolValue(true), "f.yaml:9"},
 	}})
 	v, err := s.Declare("rate", IntValue(10), Descriptor{})

@@ -33,9 +33,9 @@ var scalarCases = []struct {
 	{"tRUE", StringValue("tRUE")}, // not one of rcl's spellings
 	{"0", IntValue(0)}, {"42", IntValue(42)}, {"-7", IntValue(-7)}, {"+5", IntValue(5)},
 	{"0x1F", IntValue(31)}, {"0X1f", IntValue(31)}, {"-0x10", IntValue(-16)},
-	{"010", IntValue(8)},        // strtoll base 0: octal
-	{"08", DoubleValue(8)},      // not octal, but strtod reads it
-	{"0x", StringValue("0x")},   // neither reads it all
+	{"010", IntValue(8)},      // strtoll base 0: octal
+	{"08", DoubleValue(8)},    // not octal, but strtod reads it
+	{"0x", StringValue("0x")}, // neither reads it all
 	{"0b101", StringValue("0b101")},
 	{"9223372036854775807", IntValue(math.MaxInt64)},
 	{"-9223372036854775808", IntValue(math.MinInt64)},
