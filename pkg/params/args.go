@@ -1,0 +1,448 @@
+package params
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// RemapKind says what a remap rule renames.
+type RemapKind uint8
+
+const (
+	// RemapName renames topics and services ("from:=to").
+	RemapName RemapKind = iota
+	// RemapTopic renames topics only ("rostopic://from:=to").
+	RemapTopic
+	// RemapService renames services only ("rosservice://from:=to").
+	RemapService
+	// RemapNodeName renames the node ("__node:=name" or "__name:=name").
+	RemapNodeName
+	// RemapNamespace moves the node ("__ns:=/ns").
+	RemapNamespace
+)
+
+// Remap is one -r/--remap rule.
+type Remap struct {
+	// Node, if not empty, limits the rule to the node of that name
+	// ("node:from:=to").
+	Node string
+	Kind RemapKind
+	// Match is the name to replace (topic and service rules).
+	Match string
+	// Replacement is the new name, node name or namespace.
+	Replacement string
+}
+
+// ParamRule is one -p/--param rule: name:=value or node:name:=value.
+type ParamRule struct {
+	// Node, if not empty, limits the rule to the node named so in the root
+	// namespace (rcl matches it as the pattern "/node").
+	Node  string
+	Name  string
+	Value Value
+}
+
+// LoggerLevel is a --log-level name:=level setting.
+type LoggerLevel struct{ Logger, Level string }
+
+// Args are the ROS arguments of a process, as rcl_parse_arguments reads
+// them.
+type Args struct {
+	Params     []ParamRule // -p/--param, in order
+	ParamFiles []string    // --params-file, in order
+	Remaps     []Remap     // -r/--remap, in order (the first match wins)
+	// LogLevel is the default --log-level ("" if not given), lower case:
+	// unset, debug, info, warn, error or fatal.
+	LogLevel      string
+	LoggerLevels  []LoggerLevel // --log-level logger:=level
+	LogConfigFile string        // --log-config-file
+	Enclave       string        // -e/--enclave
+	// RosoutLogs, StdoutLogs and ExternalLibLogs are set by
+	// --enable-/--disable-{rosout,stdout,external-lib}-logs; nil if not
+	// given (rcl's default: enabled).
+	RosoutLogs, StdoutLogs, ExternalLibLogs *bool
+	// Other are the arguments outside --ros-args ... [--], for the program.
+	Other []string
+	// Warnings are notes to log: deprecated remap rules outside --ros-args.
+	Warnings []string
+}
+
+// ArgError is a malformed or unknown ROS argument. It unwraps to ErrSyntax
+// (bad rule) or ErrUnknownArg.
+type ArgError struct {
+	Index int    // position in the argument list
+	Arg   string // the flag
+	Msg   string
+	Err   error
+}
+
+func (e *ArgError) Error() string {
+	return fmt.Sprintf("argument %d %q: %s", e.Index, e.Arg, e.Msg)
+}
+
+func (e *ArgError) Unwrap() error { return e.Err }
+
+// ParseArgs parses a process's arguments (without the program name) as
+// rcl_parse_arguments does. ROS arguments sit between --ros-args and an
+// optional "--" (several such sections may appear); inside them:
+//
+//	-p, --param [node:]name:=value      a parameter override (value in YAML)
+//	--params-file FILE                  a YAML parameter file
+//	-r, --remap [node:]from:=to         a remap rule (also __ns:=, __node:=, __name:=)
+//	--log-level [logger:=]level         the log level
+//	--log-config-file FILE
+//	-e, --enclave ENCLAVE
+//	--enable-rosout-logs, --disable-rosout-logs (and stdout-logs, external-lib-logs)
+//
+// An unknown argument inside --ros-args is an error (rclcpp refuses to
+// start), listing every unknown one. Outside --ros-args, "from:=to" is a
+// deprecated remap rule (noted in Warnings) and everything else goes to
+// Other. Parameter files are only named here: read them and call
+// [ParseFile].
+func ParseArgs(argv []string) (*Args, error) {
+	a := &Args{}
+	inROS := false
+	var unknown []string
+	firstUnknown := -1
+	for i := 0; i < len(argv); i++ {
+		arg := argv[i]
+		if !inROS {
+			if arg == "--ros-args" {
+				inROS = true
+				continue
+			}
+			if r, err := parseRemap(arg); err == nil {
+				a.Remaps = append(a.Remaps, r)
+				a.Warnings = append(a.Warnings, fmt.Sprintf(
+					"found remap rule '%s'. This syntax is deprecated. Use '--ros-args --remap %s' instead.", arg, arg))
+				continue
+			}
+			a.Other = append(a.Other, arg)
+			continue
+		}
+		switch arg {
+		case "--ros-args":
+			continue
+		case "--":
+			inROS = false
+			continue
+		}
+		next := func(what string) (string, error) {
+			if i+1 >= len(argv) {
+				return "", &ArgError{Index: i, Arg: arg, Msg: "no " + what + " after it", Err: ErrSyntax}
+			}
+			i++
+			return argv[i], nil
+		}
+		bad := func(val string, err error) error {
+			return &ArgError{Index: i - 1, Arg: arg, Msg: fmt.Sprintf("couldn't parse %q: %v", val, err), Err: errors.Join(ErrSyntax, err)}
+		}
+		switch arg {
+		case "-p", "--param":
+			v, err := next("parameter override rule")
+			if err != nil {
+				return nil, err
+			}
+			rule, err := parseParamRule(v)
+			if err != nil {
+				return nil, bad(v, err)
+			}
+			a.Params = append(a.Params, rule)
+		case "-r", "--remap":
+			v, err := next("remap rule")
+			if err != nil {
+				return nil, err
+			}
+			rule, err := parseRemap(v)
+			if err != nil {
+				return nil, bad(v, err)
+			}
+			a.Remaps = append(a.Remaps, rule)
+		case "--params-file":
+			v, err := next("file path")
+			if err != nil {
+				return nil, err
+			}
+			a.ParamFiles = append(a.ParamFiles, v)
+		case "--log-level":
+			v, err := next("log level")
+			if err != nil {
+				return nil, err
+			}
+			if err := a.parseLogLevel(v); err != nil {
+				return nil, bad(v, err)
+			}
+		case "--log-config-file":
+			v, err := next("file path")
+			if err != nil {
+				return nil, err
+			}
+			a.LogConfigFile = v
+		case "-e", "--enclave":
+			v, err := next("enclave")
+			if err != nil {
+				return nil, err
+			}
+			a.Enclave = v
+		default:
+			if a.parseToggle(arg) {
+				continue
+			}
+			if firstUnknown < 0 {
+				firstUnknown = i
+			}
+			unknown = append(unknown, "'"+arg+"'")
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, &ArgError{Index: firstUnknown, Arg: argv[firstUnknown],
+			Msg: "found unknown ROS arguments: " + strings.Join(unknown, ", "), Err: ErrUnknownArg}
+	}
+	return a, nil
+}
+
+func (a *Args) parseToggle(arg string) bool {
+	var enable bool
+	var rest string
+	switch {
+	case strings.HasPrefix(arg, "--enable-"):
+		enable, rest = true, arg[len("--enable-"):]
+	case strings.HasPrefix(arg, "--disable-"):
+		rest = arg[len("--disable-"):]
+	default:
+		return false
+	}
+	var p **bool
+	switch rest {
+	case "rosout-logs":
+		p = &a.RosoutLogs
+	case "stdout-logs":
+		p = &a.StdoutLogs
+	case "external-lib-logs":
+		p = &a.ExternalLibLogs
+	default:
+		return false
+	}
+	*p = &enable
+	return true
+}
+
+var logLevels = []string{"unset", "debug", "info", "warn", "error", "fatal"}
+
+func (a *Args) parseLogLevel(v string) error {
+	level := func(s string) (string, error) {
+		l := strings.ToLower(s)
+		for _, x := range logLevels {
+			if l == x {
+				return l, nil
+			}
+		}
+		return "", fmt.Errorf("%q is not a valid severity level (want one of %s)", s, strings.Join(logLevels, ", "))
+	}
+	if i := strings.Index(v, ":="); i >= 0 {
+		if i == 0 {
+			return errors.New("empty logger name")
+		}
+		l, err := level(v[i+2:])
+		if err != nil {
+			return err
+		}
+		a.LoggerLevels = append(a.LoggerLevels, LoggerLevel{Logger: v[:i], Level: l})
+		return nil
+	}
+	l, err := level(v)
+	if err != nil {
+		return err
+	}
+	a.LogLevel = l
+	return nil
+}
+
+// lexToken returns the end of the rcl lexer's TOKEN starting at s[i]
+// (letters, digits and single underscores, not starting with a digit nor
+// with "__"), or -1 if none starts there.
+func lexToken(s string, i int) int {
+	if i >= len(s) {
+		return -1
+	}
+	c := s[i]
+	switch {
+	case ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
+		i++
+	case c == '_':
+		if i+1 < len(s) && s[i+1] == '_' {
+			return -1 // "__" starts __ns/__node/__name or nothing
+		}
+		i++
+	default:
+		return -1
+	}
+	for i < len(s) {
+		c := s[i]
+		if isAlnum(c) {
+			i++
+			continue
+		}
+		if c == '_' && (i+1 >= len(s) || s[i+1] != '_') {
+			i++
+			continue
+		}
+		if c == '_' { // "x__": the token ends after the first '_'
+			return i + 1
+		}
+		break
+	}
+	return i
+}
+
+// isToken reports whether s is exactly one TOKEN.
+func isToken(s string) bool { return s != "" && lexToken(s, 0) == len(s) }
+
+// nodePrefix splits "node:rest" (a TOKEN and a ':' that is not ":=").
+func nodePrefix(s string) (node, rest string) {
+	if strings.HasPrefix(s, "rostopic://") || strings.HasPrefix(s, "rosservice://") {
+		return "", s
+	}
+	end := lexToken(s, 0)
+	if end > 0 && end < len(s) && s[end] == ':' && (end+1 >= len(s) || s[end+1] != '=') {
+		return s[:end], s[end+1:]
+	}
+	return "", s
+}
+
+// checkNamePath checks [~/|/]TOKEN(/TOKEN)*.
+func checkNamePath(s, what string) error {
+	body := s
+	switch {
+	case strings.HasPrefix(body, "~/"):
+		body = body[2:]
+	case strings.HasPrefix(body, "/"):
+		body = body[1:]
+	}
+	for _, seg := range strings.Split(body, "/") {
+		switch {
+		case seg == "*" || seg == "**":
+			return fmt.Errorf("wildcard '%s' is not implemented", seg)
+		case len(seg) == 2 && seg[0] == '\\' && seg[1] >= '1' && seg[1] <= '9':
+			return errors.New("backreferences are not implemented")
+		case !isToken(seg):
+			return fmt.Errorf("%s %q: %q is not a valid name token", what, s, seg)
+		}
+	}
+	return nil
+}
+
+// parseRemap parses [node:](rostopic://|rosservice://)?from:=to,
+// [node:]__ns:=/ns and [node:]__node:=name (or __name).
+func parseRemap(s string) (Remap, error) {
+	var r Remap
+	r.Node, s = nodePrefix(s)
+	switch {
+	case strings.HasPrefix(s, "__node:=") || strings.HasPrefix(s, "__name:="):
+		r.Kind, r.Replacement = RemapNodeName, s[len("__node:="):]
+		if !isToken(r.Replacement) {
+			return Remap{}, fmt.Errorf("node name not remapped to invalid name: %q", r.Replacement)
+		}
+		return r, nil
+	case strings.HasPrefix(s, "__ns:="):
+		r.Kind, r.Replacement = RemapNamespace, s[len("__ns:="):]
+		if err := ValidateNamespace(r.Replacement); err != nil {
+			return Remap{}, fmt.Errorf("namespace not remapped to a fully qualified name: %w", err)
+		}
+		return r, nil
+	case strings.HasPrefix(s, "rostopic://"):
+		r.Kind, s = RemapTopic, s[len("rostopic://"):]
+	case strings.HasPrefix(s, "rosservice://"):
+		r.Kind, s = RemapService, s[len("rosservice://"):]
+	}
+	i := strings.Index(s, ":=")
+	if i < 0 {
+		return Remap{}, errors.New("a remap rule needs ':='")
+	}
+	r.Match, r.Replacement = s[:i], s[i+2:]
+	if err := checkNamePath(r.Match, "match"); err != nil {
+		return Remap{}, err
+	}
+	if err := checkNamePath(r.Replacement, "replacement"); err != nil {
+		return Remap{}, err
+	}
+	return r, nil
+}
+
+// parseParamRule parses [node:]name:=value; the name is tokens and '/'
+// joined by '.', the value is YAML.
+func parseParamRule(s string) (ParamRule, error) {
+	var r ParamRule
+	r.Node, s = nodePrefix(s)
+	i := strings.Index(s, ":=")
+	if i < 0 {
+		return ParamRule{}, errors.New("a parameter rule needs ':='")
+	}
+	r.Name = s[:i]
+	if err := checkParamName(r.Name); err != nil {
+		return ParamRule{}, err
+	}
+	v, err := ParseValue(s[i+2:])
+	if err != nil {
+		return ParamRule{}, fmt.Errorf("parameter %q: %w", r.Name, err)
+	}
+	r.Value = v
+	return r, nil
+}
+
+// checkParamName accepts what rcl's parameter rule lexer accepts: parts
+// joined by '.', each a run of TOKENs and '/'.
+func checkParamName(name string) error {
+	if name == "" {
+		return errors.New("empty parameter name")
+	}
+	for _, part := range strings.Split(name, ".") {
+		if part == "" {
+			return fmt.Errorf("parameter name %q has an empty part", name)
+		}
+		for i := 0; i < len(part); {
+			if part[i] == '/' {
+				i++
+				continue
+			}
+			end := lexToken(part, i)
+			if end < 0 {
+				if part[i] == '*' {
+					return errors.New("wildcards are not implemented in parameter names")
+				}
+				return fmt.Errorf("parameter name %q: unexpected %q at %d", name, part[i:i+1], i)
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// String formats a rule as it is written on the command line.
+func (r Remap) String() string {
+	var sb strings.Builder
+	if r.Node != "" {
+		sb.WriteString(r.Node + ":")
+	}
+	switch r.Kind {
+	case RemapNodeName:
+		return sb.String() + "__node:=" + r.Replacement
+	case RemapNamespace:
+		return sb.String() + "__ns:=" + r.Replacement
+	case RemapTopic:
+		sb.WriteString("rostopic://")
+	case RemapService:
+		sb.WriteString("rosservice://")
+	}
+	return sb.String() + r.Match + ":=" + r.Replacement
+}
+
+// String formats a rule as it is written on the command line.
+func (r ParamRule) String() string {
+	s := r.Name + ":=" + r.Value.String()
+	if r.Node != "" {
+		s = r.Node + ":" + s
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+package params
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Reliability is a QoS reliability policy, with rmw's codes.
+type Reliability uint8
+
+// Reliability policies.
+const (
+	ReliabilitySystemDefault Reliability = 0
+	Reliable                 Reliability = 1
+	BestEffort               Reliability = 2
+)
+
+// Durability is a QoS durability policy, with rmw's codes.
+type Durability uint8
+
+// Durability policies.
+const (
+	DurabilitySystemDefault Durability = 0
+	TransientLocal          Durability = 1
+	Volatile                Durability = 2
+)
+
+// History is a QoS history policy, with rmw's codes.
+type History uint8
+
+// History policies.
+const (
+	HistorySystemDefault History = 0
+	KeepLast             History = 1
+	KeepAll              History = 2
+)
+
+var (
+	reliabilityNames = []string{"system_default", "reliable", "best_effort"}
+	durabilityNames  = []string{"system_default", "transient_local", "volatile"}
+	historyNames     = []string{"system_default", "keep_last", "keep_all"}
+)
+
+func enumName(names []string, i uint8) string {
+	if int(i) < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("unknown(%d)", i)
+}
+
+func (r Reliability) String() string { return enumName(reliabilityNames, uint8(r)) }
+func (d Durability) String() string  { return enumName(durabilityNames, uint8(d)) }
+func (h History) String() string     { return enumName(historyNames, uint8(h)) }
+
+// QoS is the part of a ROS 2 QoS profile a node makes configurable.
+type QoS struct {
+	Reliability Reliability
+	Durability  Durability
+	History     History
+	// Depth is the queue depth for KeepLast (at least 1); ignored by
+	// KeepAll.
+	Depth int
+}
+
+// SensorDataQoS is rmw_qos_profile_sensor_data: best effort, volatile, keep
+// last 5. It is the default for a node's inputs: a best-effort subscription
+// matches every publisher, reliable or not.
+func SensorDataQoS() QoS {
+	return QoS{Reliability: BestEffort, Durability: Volatile, History: KeepLast, Depth: 5}
+}
+
+// ReliableQoS is rmw_qos_profile_default: reliable, volatile, keep last 10.
+// It is the default for a node's outputs: a reliable publisher matches
+// every subscriber, reliable or best effort.
+func ReliableQoS() QoS {
+	return QoS{Reliability: Reliable, Durability: Volatile, History: KeepLast, Depth: 10}
+}
+
+// Validate checks the policies' codes and the depth.
+func (q QoS) Validate() error {
+	switch {
+	case q.Reliability > BestEffort:
+		return fmt.Errorf("%w: reliability %s", ErrInvalidValue, q.Reliability)
+	case q.Durability > Volatile:
+		return fmt.Errorf("%w: durability %s", ErrInvalidValue, q.Durability)
+	case q.History > KeepAll:
+		return fmt.Errorf("%w: history %s", ErrInvalidValue, q.History)
+	case q.Depth < 0:
+		return fmt.Errorf("%w: depth %d is negative", ErrInvalidValue, q.Depth)
+	case q.History == KeepLast && q.Depth < 1:
+		return fmt.Errorf("%w: depth must be at least 1 with keep_last", ErrInvalidValue)
+	}
+	return nil
+}
+
+// String formats the profile as "reliable/volatile/keep_last(10)".
+func (q QoS) String() string {
+	h := q.History.String()
+	if q.History == KeepLast {
+		h = fmt.Sprintf("%s(%d)", h, q.Depth)
+	}
+	return q.Reliability.String() + "/" + q.Durability.String() + "/" + h
+}
+
+// QoS binds a QoS profile to four parameters under prefix (e.g. "qos.in"):
+// prefix.reliability (best_effort, reliable, system_default),
+// prefix.durability (volatile, transient_local, system_default),
+// prefix.history (keep_last, keep_all, system_default) and prefix.depth
+// (INTEGER, at least 1 with keep_last). The profile's current value is the
+// default. QoS parameters are read-only: the adapter creates the
+// subscription or publisher once, with the declared profile. Errors name
+// the parameter.
+func (b *Binder) QoS(prefix string, q *QoS) {
+	enum := func(name string, names []string, get func() uint8, set func(uint8), what string) {
+		b.Func(prefix+"."+name, Descriptor{
+			Description:           what,
+			AdditionalConstraints: "one of: " + strings.Join(names, ", "),
+			ReadOnly:              true,
+		}, func() Value { return StringValue(enumName(names, get())) }, func(v Value) error {
+			for i, n := range names {
+				if n == v.Str() {
+					set(uint8(i))
+					return nil
+				}
+			}
+			return fmt.Errorf("%w: parameter '%s.%s': %q is not one of %s", ErrInvalidValue, prefix, name, v.Str(), strings.Join(names, ", "))
+		})
+	}
+	enum("reliability", reliabilityNames, func() uint8 { return uint8(q.Reliability) },
+		func(x uint8) { q.Reliability = Reliability(x) }, "QoS reliability of "+prefix)
+	enum("durability", durabilityNames, func() uint8 { return uint8(q.Durability) },
+		func(x uint8) { q.Durability = Durability(x) }, "QoS durability of "+prefix)
+	enum("history", historyNames, func() uint8 { return uint8(q.History) },
+		func(x uint8) { q.History = History(x) }, "QoS history of "+prefix)
+	b.Func(prefix+".depth", Descriptor{
+		Description: "QoS history depth of " + prefix + " (keep_last)",
+		ReadOnly:    true,
+		IntRange:    Ints(0, 1<<31-1, 0),
+	}, func() Value { return IntValue(int64(q.Depth)) }, func(v Value) error { q.Depth = int(v.Int()); return nil })
+	b.Check(func() error {
+		if q.History == KeepLast && q.Depth < 1 {
+			return fmt.Errorf("%w: parameter '%s.depth': must be at least 1 with keep_last", ErrInvalidValue, prefix)
+		}
+		if err := q.Validate(); err != nil {
+			return fmt.Errorf("parameters '%s.*': %w", prefix, err)
+		}
+		return nil
+	})
+}
