@@ -26,6 +26,7 @@ type demoSection struct {
 func demoSections() []demoSection {
 	return []demoSection{
 		{"The problem: what sensor stamps look like", demoProblem},
+		{"Jitter: stamps of a periodic stream (tsest)", demoTsest},
 		{"Device clocks: ticks to host time (pll)", demoPLL},
 	}
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestEstimate(t *testing.T) {
+	sim, _, code := runCmd(t, "", "simulate", "--count", "300", "--loss", "0.05", "--announce-loss", "--reference-every", "100")
+	require.Equal(t, 0, code)
+	status := filepath.Join(t.TempDir(), "status.json")
+	out, errOut, code := runCmd(t, sim+"reset,,\n", "estimate", "--window", "1s", "--status", status)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Equal(t, "stamp_ns,estimate_ns", lines[0])
+	require.Equal(t, strings.Count(sim, "\nsample,")+1, len(lines))
+	b, err := os.ReadFile(status)
+	require.NoError(t, err)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal(b, &st))
+	require.Equal(t, float64(300-strings.Count(sim, "\nloss,")), st["samples"])
+	require.Equal(t, float64(1), st["resets"], "one reset row")
+	require.Greater(t, st["references"], float64(0))
+}
+
+func TestEstimateRejectedRowsStay(t *testing.T) {
+	in := "event,stamp_ns,index\nsample,1000000000,\nsample,1010000000,\nsample,1005000000,\nsample,1020000000,\n"
+	out, _, code := runCmd(t, in, "estimate")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "\n1005000000,\n", "a stamp going back is kept, with an empty estimate")
+}
+
+func TestEstimateErrors(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		args []string
+		code int
+		want string
+	}{
+		{"event,stamp_ns,index\nsample,abc,\n", nil, 1, `stdin:2:2 (column "stamp_ns")`},
+		{"event,stamp_ns,index\njump,1,\n", nil, 1, `stdin:2:1 (column "event"): bad value: unknown event "jump"`},
+		{"event,stamp_ns,index\nsample,1,-3\n", nil, 1, `stdin:2:3 (column "index")`},
+		{"event,stamp\n", nil, 1, "unexpected header"},
+		{"", nil, 1, "empty input"},
+		{"", []string{"--window", "-1s"}, 2, "Window is -1s"},
+		{"", []string{"--loss-threshold", "-1"}, 2, "LossThreshold"},
+		{"", []string{"--window", "soon"}, 2, "invalid value"},
+		{"", []string{"/no/such/file.csv"}, 1, "no such file"},
+	} {
+		_, errOut, code := runCmd(t, tc.in, append([]string{"estimate"}, tc.args...)...)
+		require.Equal(t, tc.code, code, tc.want)
+		require.Contains(t, errOut, tc.want)
+	}
+}

@@ -1,0 +1,68 @@
+package tsest
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/internal/benchdata"
+	"github.com/timealign/timealign/pkg/csvio"
+	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// readColumn reads one stamp column of a CSV file.
+func readColumn(t *testing.T, path string, cols csvio.Columns, col int) []stamp.Time {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := csvio.NewReader(f, path, cols)
+	require.NoError(t, err)
+	var out []stamp.Time
+	for {
+		row, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		v, err := row.Stamp(col)
+		require.NoError(t, err)
+		out = append(out, v)
+	}
+}
+
+// TestAgainstRock runs the reference scenarios (shared/bench/tsest) with
+// Rock's arguments and requires at most half of Rock's error std and no
+// worse a worst stamp.
+func TestAgainstRock(t *testing.T) {
+	dir := benchdata.Dir(t, "tsest")
+	inputs, err := filepath.Glob(filepath.Join(dir, "*.truth.csv"))
+	require.NoError(t, err)
+	require.NotEmpty(t, inputs)
+	for _, truthPath := range inputs {
+		name := filepath.Base(truthPath[:len(truthPath)-len(".truth.csv")])
+		t.Run(name, func(t *testing.T) {
+			base := filepath.Join(dir, name)
+			in := readColumn(t, base+".csv", csvio.Columns{Required: []string{"event", "stamp_ns", "index"}}, 1)
+			truth := readColumn(t, truthPath, csvio.Columns{Required: []string{"truth_ns"}}, 0)
+			rock := readColumn(t, base+".rock.csv", csvio.Columns{Required: []string{"estimate_ns"}}, 0)
+			cfg := DefaultConfig() // --window 2s --loss-threshold 2
+			e, err := New(cfg)
+			require.NoError(t, err)
+			got := make([]stamp.Time, len(in))
+			for i, r := range in {
+				got[i], err = e.Update(r)
+				require.NoError(t, err)
+			}
+			ours := sim.ScoreStamps(got, truth, nil, 200)
+			theirs := sim.ScoreStamps(rock, truth, nil, 200)
+			t.Logf("Rock std %v spread %v; ours std %v spread %v", theirs.Std, theirs.Spread, ours.Std, ours.Spread)
+			require.LessOrEqual(t, ours.Std, theirs.Std/2)
+			require.LessOrEqual(t, ours.Spread, theirs.Spread)
+		})
+	}
+}
