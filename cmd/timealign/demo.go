@@ -28,6 +28,8 @@ func demoSections() []demoSection {
 		{"The problem: what sensor stamps look like", demoProblem},
 		{"Jitter: stamps of a periodic stream (tsest)", demoTsest},
 		{"Device clocks: ticks to host time (pll)", demoPLL},
+		{"Matching topics: message_filters policies (sync)", demoSync},
+		{"Time order: Rock's stream aligner (align)", demoAlign},
 	}
 }
 
