@@ -1,6 +1,7 @@
 package pll
 
 import (
+	"github.com/timealign/timealign/internal/hull"
 	"math"
 	"time"
 
@@ -28,7 +29,7 @@ type robust struct {
 	cand       ring // warm-up / re-lock candidates
 	line       line
 	reg        ewls
-	envA, envB hull
+	env        hull.Switching
 	window     int
 	omin       minDeque
 }
@@ -44,8 +45,6 @@ func (b *robust) init(cfg Config) {
 	b.cand = newRing(cfg.FIFOSize)
 	switch {
 	case cfg.Mode == Envelope || (cfg.Mode == Offset && cfg.TrackSkew):
-		b.envA = newHull(2 * cfg.Window)
-		b.envB = newHull(2 * cfg.Window)
 	case cfg.Mode == Offset:
 		b.omin = newMinDeque(cfg.Window)
 	}
@@ -184,8 +183,7 @@ func (p *PLL) lock() {
 	b.base = *b.cand.at(0)
 	b.recent.clear()
 	b.reg = ewls{}
-	b.envA.clear()
-	b.envB.clear()
+	b.env.Clear()
 	b.omin.clear()
 	for i := range b.cand.count {
 		p.accept(*b.cand.at(i))
@@ -209,11 +207,9 @@ func (p *PLL) accept(s sample) {
 	case b.mode == Regression:
 		b.reg.add(x, y, 1-1/float64(b.window))
 	case b.usesHull():
-		b.envA.push(x, y)
-		b.envB.push(x, y)
-		if b.envB.count >= b.window {
-			b.envA, b.envB = b.envB, b.envA
-			b.envB.clear()
+		b.env.Push(x, y)
+		if b.env.Young().Count() >= b.window {
+			b.env.Switch()
 		}
 	default:
 		b.omin.push(x, y-p.nominal*x)
@@ -226,8 +222,7 @@ func (p *PLL) rebase(s sample) {
 	b := &p.rb
 	b.base = s
 	b.reg = ewls{}
-	b.envA.clear()
-	b.envB.clear()
+	b.env.Clear()
 	b.omin.clear()
 	for i := range b.recent.count {
 		q := b.recent.at(i)
@@ -239,8 +234,7 @@ func (p *PLL) rebase(s sample) {
 		case b.mode == Regression:
 			b.reg.add(x, y, 1-1/float64(b.window))
 		case b.usesHull():
-			b.envA.push(x, y)
-			b.envB.push(x, y)
+			b.env.Push(x, y)
 		default:
 			b.omin.push(x, y-p.nominal*x)
 		}
@@ -267,7 +261,7 @@ func (p *PLL) refit() {
 		n := float64(b.recent.count)
 		b.line = line{m: m, x0: sx / n, y0: sy / n}
 	case b.usesHull():
-		b.line = b.envA.fit(p.nominal, p.minSlope, p.maxSlo)
+		b.line = fitEnvelope(b.env.Answering(), p.nominal, p.minSlope, p.maxSlo)
 	default:
 		b.line = line{m: p.nominal, x0: 0, y0: b.omin.min()}
 	}
@@ -323,83 +317,18 @@ func (e *ewls) add(x, y, lambda float64) {
 	e.cxy = lambda*e.cxy + f*dx*dy
 }
 
-// hull is the lower convex hull of points pushed in increasing x, with the
-// count and mean x of all points pushed.
-type hull struct {
-	x, y  []float64
-	n     int // vertices
-	count int // points pushed
-	sumX  float64
-}
-
-func newHull(capacity int) hull {
-	return hull{x: make([]float64, capacity+1), y: make([]float64, capacity+1)}
-}
-
-func (h *hull) clear() { h.n, h.count, h.sumX = 0, 0, 0 }
-
-// push adds a point right of all others (Andrew's monotone chain).
-func (h *hull) push(x, y float64) {
-	for h.n >= 2 {
-		ax, ay := h.x[h.n-2], h.y[h.n-2]
-		bx, by := h.x[h.n-1], h.y[h.n-1]
-		if (bx-ax)*(y-ay)-(by-ay)*(x-ax) > 0 {
-			break // a left turn: b stays on the lower hull
-		}
-		h.n--
-	}
-	if h.n == len(h.x) { // cannot happen: capacity ≥ points between switches
-		h.n--
-	}
-	h.x[h.n], h.y[h.n] = x, y
-	h.n++
-	h.count++
-	h.sumX += x
-}
-
-// fit returns the line under all points that minimizes the sum of vertical
-// distances (Zhang, Liu & Xia): the hull edge over the mean x. Its slope is
-// held within [lo, hi]; if the edge's slope falls outside, the line with the
-// nearest bound slope supporting the hull is returned.
-func (h *hull) fit(nominal, lo, hi float64) line {
-	if h.n == 0 {
+// fitEnvelope is the Zhang, Liu & Xia line of h with its slope held in
+// [lo, hi]; with fewer than two vertices, the nominal slope.
+func fitEnvelope(h *hull.Lower, nominal, lo, hi float64) line {
+	switch h.Vertices() {
+	case 0:
 		return line{m: nominal}
+	case 1:
+		l := h.Support(nominal)
+		return line{m: nominal, x0: l.X0, y0: l.Y0}
 	}
-	if h.n == 1 {
-		return line{m: nominal, x0: h.x[0], y0: h.y[0]}
-	}
-	mean := h.sumX / float64(h.count)
-	// first vertex with x > mean
-	i, j := 1, h.n-1
-	for i < j {
-		k := (i + j) / 2
-		if h.x[k] > mean {
-			j = k
-		} else {
-			i = k + 1
-		}
-	}
-	m := (h.y[i] - h.y[i-1]) / (h.x[i] - h.x[i-1])
-	if m >= lo && m <= hi {
-		return line{m: m, x0: h.x[i-1], y0: h.y[i-1]}
-	}
-	if !(m >= lo) {
-		m = lo
-	} else {
-		m = hi
-	}
-	// The supporting vertex: edge slopes increase; find the first edge
-	// steeper than m; its left end supports the line.
-	i, j = 1, h.n
-	for i < j {
-		k := (i + j) / 2
-		if (h.y[k]-h.y[k-1])/(h.x[k]-h.x[k-1]) > m {
-			j = k
-		} else {
-			i = k + 1
-		}
-	}
-	return line{m: m, x0: h.x[i-1], y0: h.y[i-1]}
+	l, _ := h.Fit(lo, hi)
+	return line{m: l.M, x0: l.X0, y0: l.Y0}
 }
 
 // minDeque is the minimum of v over the last n pushes (monotone deque).
