@@ -29,12 +29,16 @@ type Lower struct {
 	sumX   float64
 	x0, y0 float64 // the first point
 	last   float64 // x of the last point
+	// Where the last Fit and Support ended: successive searches start
+	// there and walk, O(1) amortized as the mean and slope move slowly.
+	hintFit, hintSup int
 }
 
 // Clear empties the hull, keeping its memory.
 func (h *Lower) Clear() {
 	h.p = h.p[:0]
 	h.count, h.sumX = 0, 0
+	h.hintFit, h.hintSup = 0, 0
 }
 
 // Count returns the number of points pushed since the last Clear.
@@ -109,16 +113,16 @@ func (h *Lower) Fit(lo, hi float64) (l Line, ok bool) {
 		return Line{M: math.Min(math.Max(0, lo), hi), X0: p[0].x, Y0: p[0].y}, true
 	}
 	mean := h.sumX / float64(h.count)
-	// The first vertex right of the mean (or the last).
-	i, j := 1, n-1
-	for i < j {
-		k := int(uint(i+j) >> 1)
-		if p[k].x > mean {
-			j = k
-		} else {
-			i = k + 1
-		}
+	// The first vertex right of the mean (or the last), walking from the
+	// previous answer.
+	i := min(max(h.hintFit, 1), n-1)
+	for i < n-1 && p[i].x <= mean {
+		i++
 	}
+	for i > 1 && p[i-1].x > mean {
+		i--
+	}
+	h.hintFit = i
 	m := (p[i].y - p[i-1].y) / (p[i].x - p[i-1].x)
 	if m >= lo && m <= hi {
 		return Line{M: m, X0: p[i-1].x, Y0: p[i-1].y}, true
@@ -132,15 +136,18 @@ func (h *Lower) Support(m float64) Line {
 	// Edge slopes increase along a lower hull: the touching vertex is the
 	// left end of the first edge steeper than m.
 	p := h.p
-	i, j := 1, len(p)
-	for i < j {
-		k := int(uint(i+j) >> 1)
-		if p[k].y-p[k-1].y > m*(p[k].x-p[k-1].x) {
-			j = k
-		} else {
-			i = k + 1
-		}
+	n := len(p)
+	// i is the first edge (ending at vertex i) steeper than m, n if none;
+	// walk from the previous answer.
+	steeper := func(k int) bool { return p[k].y-p[k-1].y > m*(p[k].x-p[k-1].x) }
+	i := min(max(h.hintSup, 1), n)
+	for i < n && !steeper(i) {
+		i++
 	}
+	for i > 1 && steeper(i-1) {
+		i--
+	}
+	h.hintSup = i
 	return Line{M: m, X0: p[i-1].x, Y0: p[i-1].y}
 }
 

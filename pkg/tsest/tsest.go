@@ -14,6 +14,10 @@ import (
 // memory stays bounded whatever the input.
 const MaxWindowSamples = 1 << 20
 
+// fitEvery is how often (in updates) the smoothed period takes in the
+// hull's fitted slope.
+const fitEvery = 4
+
 // Config configures an Estimator. Start from DefaultConfig.
 type Config struct {
 	// Window is the span of receive time the line is fitted over: the fit
@@ -149,6 +153,7 @@ type Estimator struct {
 	haveLine bool
 	period   float64 // ns
 	smooth   float64 // smoothed fitted slope, ns per sample
+	fits     int
 
 	// A suspect sample (late by at least 0.9 period) is held out of the
 	// hulls until the next sample tells whether it followed a loss or was
@@ -539,17 +544,25 @@ func (e *Estimator) fit(t stamp.Time) {
 		e.line, e.haveLine = hull.Line{X0: x0, Y0: y0}, true // the first sample: no period yet
 		return
 	}
+	if lo != hi && e.smooth > 0 && !short && h.Vertices() >= 2 {
+		// Smooth the fitted slope over about a window of updates: the edge
+		// slopes of successive fits are noisy, the period is not. With a
+		// window of many samples, sampling the edge every fitEvery updates
+		// loses nothing and saves most of the fitting.
+		if e.fits++; e.fits%fitEvery == 0 {
+			l, _ := h.Fit(lo, hi)
+			if l.M > 0 {
+				a := min(1, fitEvery*e.smooth/e.window)
+				e.smooth += a * (l.M - e.smooth)
+			}
+		}
+		e.line, e.haveLine = h.Support(e.smooth), true
+		e.period = e.smooth
+		return
+	}
 	l, _ := h.Fit(lo, hi)
 	if h.Vertices() >= 2 && l.M > 0 && lo != hi {
-		// Smooth the fitted slope over about a window of updates: the edge
-		// slopes of successive fits are noisy, the period is not.
-		if e.smooth <= 0 || short {
-			e.smooth = l.M
-		} else {
-			a := min(1, e.smooth/e.window)
-			e.smooth += a * (l.M - e.smooth)
-		}
-		l = h.Support(e.smooth)
+		e.smooth = l.M
 	}
 	e.line, e.haveLine = l, true
 	if h.Vertices() >= 2 && l.M > 0 {
