@@ -64,34 +64,22 @@ func runAlign(e *env, args []string) error {
 			streams[i].Priority = prios[i]
 		}
 	}
-	in, name, closeIn, err := input(e, fs)
+	f, err := openFiles(e, fs, *out, *dropsPath)
 	if err != nil {
 		return err
 	}
-	defer closeIn()
-	w, closeOut, err := output(e, *out)
-	if err != nil {
-		return err
-	}
-	dw := io.Discard
-	closeDrops := func() error { return nil }
-	if *dropsPath != "" {
-		if dw, closeDrops, err = output(e, *dropsPath); err != nil {
-			return errors.Join(err, closeOut())
-		}
-	}
-	cw := csvio.NewWriter(w, "stream", "stamp_ns")
-	dcw := csvio.NewWriter(dw, "stream", "stamp_ns", "reason")
+	cw := csvio.NewWriter(f.out, "stream", "stamp_ns")
+	dcw := csvio.NewWriter(f.side, "stream", "stamp_ns", "reason")
 	a, err := tsync.NewStreamAligner(*timeout, streams,
 		func(stream int, t stamp.Time, _ struct{}) { cw.Int(int64(stream)).Stamp(t).EndRow() },
 		func(stream int, t stamp.Time, _ struct{}, why tsync.AlignerDrop) {
 			dcw.Int(int64(stream)).Stamp(t).String(why.String()).EndRow()
 		})
 	if err != nil {
-		return errors.Join(&usageError{err: err}, closeOut(), closeDrops())
+		return errors.Join(&usageError{err: err}, f.close())
 	}
-	err = alignStream(a, in, name)
-	err = errors.Join(err, cw.Flush(), dcw.Flush(), closeOut(), closeDrops())
+	err = alignStream(a, f.in, f.name)
+	err = errors.Join(err, cw.Flush(), dcw.Flush(), f.close())
 	if *statusPath != "" {
 		err = errors.Join(err, writeStatusJSON(*statusPath, a.Status()))
 	}

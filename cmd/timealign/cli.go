@@ -137,3 +137,49 @@ func (l *intList) Set(v string) error {
 	}
 	return nil
 }
+
+// files are a stream command's input and outputs.
+type files struct {
+	in     io.Reader
+	name   string    // the input's name, for errors
+	out    io.Writer // the main output
+	side   io.Writer // an optional second output (--drops); io.Discard when not asked for
+	closes []func() error
+}
+
+// openFiles opens the command's input (its positional argument or stdin),
+// its output (outPath, or stdout) and, if sidePath is not empty, a second
+// output. close closes them all and reports write errors.
+func openFiles(e *env, fs *flag.FlagSet, outPath, sidePath string) (*files, error) {
+	in, name, closeIn, err := input(e, fs)
+	if err != nil {
+		return nil, err
+	}
+	f := &files{in: in, name: name, side: io.Discard, closes: []func() error{func() error { closeIn(); return nil }}}
+	if f.out, err = f.open(e, outPath); err != nil {
+		return nil, errors.Join(err, f.close())
+	}
+	if sidePath != "" {
+		if f.side, err = f.open(e, sidePath); err != nil {
+			return nil, errors.Join(err, f.close())
+		}
+	}
+	return f, nil
+}
+
+func (f *files) open(e *env, path string) (io.Writer, error) {
+	w, closeFn, err := output(e, path)
+	if err != nil {
+		return nil, err
+	}
+	f.closes = append(f.closes, closeFn)
+	return w, nil
+}
+
+func (f *files) close() error {
+	var err error
+	for _, c := range f.closes {
+		err = errors.Join(err, c())
+	}
+	return err
+}

@@ -43,17 +43,11 @@ func runEstimate(e *env, args []string) error {
 	if err != nil {
 		return &usageError{err: err}
 	}
-	in, name, closeIn, err := input(e, fs)
+	f, err := openFiles(e, fs, *out, "")
 	if err != nil {
 		return err
 	}
-	defer closeIn()
-	w, closeOut, err := output(e, *out)
-	if err != nil {
-		return err
-	}
-	err = estimateStream(est, in, name, w)
-	err = errors.Join(err, closeOut())
+	err = errors.Join(estimateStream(est, f.in, f.name, f.out), f.close())
 	if *statusPath != "" {
 		err = errors.Join(err, writeStatusJSON(*statusPath, est.Status()))
 	}

@@ -55,24 +55,12 @@ func runSync(e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return &usageError{err: err}
 	}
-	in, name, closeIn, err := input(e, fs)
+	f, err := openFiles(e, fs, *out, *dropsPath)
 	if err != nil {
 		return err
 	}
-	defer closeIn()
-	w, closeOut, err := output(e, *out)
-	if err != nil {
-		return err
-	}
-	dw := io.Discard
-	closeDrops := func() error { return nil }
-	if *dropsPath != "" {
-		if dw, closeDrops, err = output(e, *dropsPath); err != nil {
-			return errors.Join(err, closeOut())
-		}
-	}
-	st, err := syncStream(cfg, in, name, w, dw)
-	err = errors.Join(err, closeOut(), closeDrops())
+	st, err := syncStream(cfg, f.in, f.name, f.out, f.side)
+	err = errors.Join(err, f.close())
 	if *statusPath != "" && st != nil {
 		err = errors.Join(err, writeStatusJSON(*statusPath, syncStatusJSON(*st)))
 	}

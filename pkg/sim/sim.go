@@ -27,6 +27,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -452,18 +453,8 @@ func Delivered(samples []Sample) []Sample {
 			out = append(out, s)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Sample) int { return cmpTime(a.Arrival, b.Arrival) })
+	slices.SortStableFunc(out, func(a, b Sample) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	return out
-}
-
-func cmpTime(a, b stamp.Time) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Tagged is a delivered sample of one of several streams.
@@ -486,7 +477,7 @@ func Merge(streams ...[]Sample) []Tagged {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Tagged) int {
-		if c := cmpTime(a.Arrival, b.Arrival); c != 0 {
+		if c := cmp.Compare(a.Arrival, b.Arrival); c != 0 {
 			return c
 		}
 		return a.Topic - b.Topic

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/timealign/timealign/pkg/stamp"
@@ -35,7 +36,7 @@ func newExact[T any](cfg Config, onSet SetFunc[T], onDrop DropFunc[T]) *ExactTim
 
 func (e *ExactTime[T]) tuple(t stamp.Time) *exactTuple[T] {
 	i, found := slices.BinarySearchFunc(e.tuples, t, func(x *exactTuple[T], t stamp.Time) int {
-		return cmpStamp(x.stamp, t)
+		return cmp.Compare(x.stamp, t)
 	})
 	if found {
 		return e.tuples[i]
@@ -49,16 +50,6 @@ func (e *ExactTime[T]) tuple(t stamp.Time) *exactTuple[T] {
 	x.stamp = t
 	e.tuples = slices.Insert(e.tuples, i, x)
 	return x
-}
-
-func cmpStamp(a, b stamp.Time) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Add offers a message.
@@ -81,7 +72,7 @@ func (e *ExactTime[T]) Add(m Message[T]) {
 		e.publish(e.set, m.Arrival)
 		// Every pending set not newer than the published one is stale.
 		k, _ := slices.BinarySearchFunc(e.tuples, e.lastSignal+1, func(x *exactTuple[T], t stamp.Time) int {
-			return cmpStamp(x.stamp, t)
+			return cmp.Compare(x.stamp, t)
 		})
 		e.dropFirst(k, NotMatched)
 	}

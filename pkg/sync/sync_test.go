@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -85,7 +86,7 @@ func randomStream(r *rand.Rand, n, count int) []Message[int] {
 		}
 	}
 	// Arrival order across topics; per topic, arrival follows stamp order.
-	slices.SortStableFunc(msgs, func(a, b Message[int]) int { return cmpStamp(a.Arrival, b.Arrival) })
+	slices.SortStableFunc(msgs, func(a, b Message[int]) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	for topic := 0; topic < n; topic++ {
 		var idx []int
 		var st []stamp.Time
