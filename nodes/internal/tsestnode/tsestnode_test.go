@@ -1,0 +1,107 @@
+package tsestnode
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+func imu(t testing.TB, n int) []sim.Sample {
+	c := sim.DefaultConfig()
+	c.Count = n
+	s, err := sim.Generate(c)
+	require.NoError(t, err)
+	return sim.Delivered(s)
+}
+
+func TestRewritesStamps(t *testing.T) {
+	for _, src := range []Source{HeaderStamp, ReceiveTime} {
+		t.Run(src.String(), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Source = src
+			core, err := New(cfg)
+			require.NoError(t, err)
+			var errs []float64
+			for i, s := range imu(t, 1000) {
+				hdr := s.Receive
+				if src == ReceiveTime {
+					hdr = 42 // garbage in the header: the receive time is used
+				}
+				msg := cdrtest.Message(hdr, "imu", 304)
+				orig := append([]byte(nil), msg...)
+				pub, err := core.Process(msg, s.Receive)
+				require.NoError(t, err)
+				require.True(t, pub)
+				got, frame, err := stamp.Header(msg)
+				require.NoError(t, err)
+				require.Equal(t, "imu", string(frame))
+				require.Equal(t, orig[12:], msg[12:], "only the stamp changes")
+				if i >= 200 {
+					errs = append(errs, float64(got.Sub(s.True)))
+				}
+			}
+			sc := sim.ScoreErrors(errs)
+			require.Less(t, sc.Std, 40*time.Microsecond)
+			st := core.Status()
+			require.Equal(t, uint64(1000), st.MessagesIn)
+			require.Equal(t, uint64(1000), st.MessagesOut)
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	core, err := New(DefaultConfig())
+	require.NoError(t, err)
+	pub, err := core.Process([]byte{1, 2}, 0)
+	require.False(t, pub)
+	require.Error(t, err)
+	_, err = core.Process(cdrtest.Message(2e9, "", 0), 0)
+	require.NoError(t, err)
+	pub, err = core.Process(cdrtest.Message(1e9, "", 0), 0) // back in time
+	require.NoError(t, err)
+	require.False(t, pub)
+	require.Error(t, core.Reference(nil))
+	require.NoError(t, core.Reference(cdrtest.Message(1e9, "", 0)))
+	st := core.Status()
+	require.Equal(t, uint64(2), st.DroppedMalformed)
+	require.Equal(t, uint64(1), st.DroppedRejected)
+	require.Equal(t, uint64(1), st.References)
+	d := Diagnose("/ts", st, Status{})
+	require.Equal(t, runtime.Warn, d.Level)
+	require.Contains(t, d.Message, "2 malformed messages dropped")
+	require.Contains(t, d.Message, "1 samples rejected")
+	_, err = ParseSource("gps")
+	require.ErrorIs(t, err, ErrConfig)
+	cfg := DefaultConfig()
+	cfg.Estimator.Window = 0
+	_, err = New(cfg)
+	require.Error(t, err)
+}
+
+// BenchmarkProcess measures the data path without ROS on a
+// sensor_msgs/Imu-sized message (target: under 2 µs).
+func BenchmarkProcess(b *testing.B) {
+	core, err := New(DefaultConfig())
+	require.NoError(b, err)
+	samples := imu(b, 10000)
+	msg := cdrtest.Message(samples[0].Receive, "imu_link", 304)
+	span := samples[len(samples)-1].Receive.Sub(samples[0].Receive) + 10*time.Millisecond
+	b.ReportAllocs()
+	i, pass := 0, time.Duration(0)
+	for b.Loop() {
+		r := samples[i].Receive.Add(pass)
+		_ = stamp.SetHeaderStamp(msg, r)
+		if _, err := core.Process(msg, r); err != nil {
+			b.Fatal(err)
+		}
+		if i++; i == len(samples) {
+			i, pass = 0, pass+span
+		}
+	}
+}
