@@ -12,4 +12,5 @@ require (
 require (
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/tiiuae/rclgo v0.0.0-20240131135202-56b24e11219b // indirect
 )

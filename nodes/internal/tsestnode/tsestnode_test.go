@@ -8,6 +8,7 @@ import (
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -104,4 +105,24 @@ func BenchmarkProcess(b *testing.B) {
 			i, pass = 0, pass+span
 		}
 	}
+}
+
+func TestParams(t *testing.T) {
+	p := DefaultParams()
+	srv := params.NewServer(params.Options{Node: "/imu/ts", Overrides: map[string]params.Override{}})
+	b := params.NewBinder(srv, p.Validate)
+	p.Bind(b)
+	require.NoError(t, b.Declare())
+	require.Empty(t, srv.Issues())
+	res := srv.SetParameters(params.SetParametersRequest{Parameters: []params.ParameterMsg{
+		{Name: "window_sec", Value: params.DoubleValue(0.5).Msg()},
+	}})
+	require.True(t, res.Results[0].Successful, res.Results[0].Reason)
+	require.Equal(t, 500*time.Millisecond, p.Config.Estimator.Window)
+	res = srv.SetParameters(params.SetParametersRequest{Parameters: []params.ParameterMsg{
+		{Name: "period_sec", Value: params.DoubleValue(0.6).Msg()},
+	}})
+	require.False(t, res.Results[0].Successful, "a period longer than the window is rejected")
+	require.Contains(t, res.Results[0].Reason, "Period")
+	require.Equal(t, time.Duration(0), p.Config.Estimator.Period)
 }
