@@ -1,0 +1,204 @@
+//go:build ros2
+
+// Package rosnode is the thin rclgo layer of the timealign nodes: an rcl
+// context and node made from the process arguments, type-agnostic
+// serialized subscriptions feeding a bounded runtime.Inbox, serialized
+// publishers, ROS logging, and a clean exit on SIGINT/SIGTERM. Everything
+// with logic lives in ROS-free packages.
+package rosnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tiiuae/rclgo/pkg/rclgo"
+	"github.com/tiiuae/rclgo/pkg/rclgo/types"
+
+	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// Node is a running ROS 2 node.
+type Node struct {
+	Args   *params.Args
+	Name   params.NodeName
+	Params *params.Server
+	Inbox  *runtime.Inbox
+
+	ctx   *rclgo.Context
+	node  *rclgo.Node
+	ws    *rclgo.WaitSet
+	group runtime.Group
+}
+
+// Options size a node's inbox.
+type Options struct {
+	InboxSize  int // messages
+	MaxMessage int // bytes
+}
+
+// New creates the node from the process arguments (everything after the
+// program name), with defaultName unless --ros-args remaps it. Parameter
+// file problems are logged, not fatal: the node runs with its defaults.
+func New(defaultName string, argv []string, o Options) (*Node, error) {
+	args, err := params.ParseArgs(argv)
+	if err != nil {
+		return nil, err
+	}
+	name, err := params.NewNodeName(defaultName, "", args.Remaps)
+	if err != nil {
+		return nil, err
+	}
+	overrides, ovErr := params.LoadOverrides(args, name.FQN(), os.ReadFile)
+	rclArgs, _, err := rclgo.ParseArgs(argv)
+	if err != nil {
+		return nil, fmt.Errorf("rcl arguments: %w", cleanErr(err))
+	}
+	ctx, err := rclgo.NewContext(rclgo.ClockTypeROSTime, rclArgs)
+	if err != nil {
+		return nil, fmt.Errorf("rcl context: %w", cleanErr(err))
+	}
+	node, err := ctx.NewNode(defaultName, "")
+	if err != nil {
+		ctx.Close()
+		return nil, fmt.Errorf("rcl node: %w", cleanErr(err))
+	}
+	ws, err := ctx.NewWaitSet()
+	if err != nil {
+		ctx.Close()
+		return nil, fmt.Errorf("rcl wait set: %w", cleanErr(err))
+	}
+	n := &Node{Args: args, Name: name, ctx: ctx, node: node, ws: ws,
+		Params: params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
+		Inbox:  runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20))}
+	if ovErr != nil {
+		n.Warn("parameter overrides: ", ovErr)
+	}
+	return n, nil
+}
+
+// cleanErr trims the NUL padding rcl leaves in its error strings.
+func cleanErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	s := strings.TrimRight(strings.ReplaceAll(err.Error(), "\x00", ""), " ")
+	return errors.New(s)
+}
+
+// Info, Warn and Error log through ROS logging (console and /rosout).
+func (n *Node) Info(a ...any)  { _ = n.node.Logger().Info(a...) }
+func (n *Node) Warn(a ...any)  { _ = n.node.Logger().Warn(a...) }
+func (n *Node) Error(a ...any) { _ = n.node.Logger().Error(a...) }
+
+// TypeSupport loads the type support of "pkg/msg/Type" (or "pkg/Type").
+func TypeSupport(msgType string) (types.MessageTypeSupport, error) {
+	parts := strings.Split(msgType, "/")
+	if len(parts) == 3 && parts[1] == "msg" {
+		parts = []string{parts[0], parts[2]}
+	}
+	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return nil, fmt.Errorf("message type %q: want pkg/msg/Type", msgType)
+	}
+	ts, err := rclgo.LoadDynamicMessageTypeSupport(parts[0], parts[1])
+	if err != nil {
+		return nil, fmt.Errorf("message type %q: %w", msgType, cleanErr(err))
+	}
+	return ts, nil
+}
+
+func qosProfile(q params.QoS) rclgo.QosProfile {
+	p := rclgo.NewDefaultQosProfile()
+	p.Reliability = rclgo.ReliabilityPolicy(q.Reliability)
+	p.Durability = rclgo.DurabilityPolicy(q.Durability)
+	p.History = rclgo.HistoryPolicy(q.History)
+	p.Depth = q.Depth
+	return p
+}
+
+// Resolve expands a topic name relative to the node ("in", "~/status")
+// and applies the remap rules, as rcl does.
+func (n *Node) Resolve(topic string) (string, error) { return n.Name.Topic(topic) }
+
+// Subscribe subscribes to topic with serialized messages of msgType; each
+// message goes to the Inbox tagged with input and its DDS receive time (the
+// node's clock where the middleware gives none).
+func (n *Node) Subscribe(input int, topic, msgType string, q params.QoS) error {
+	ts, err := TypeSupport(msgType)
+	if err != nil {
+		return err
+	}
+	opts := &rclgo.SubscriptionOptions{Qos: qosProfile(q)}
+	sub, err := n.node.NewSubscription(topic, ts, opts, func(s *rclgo.Subscription) {
+		b, info, err := s.TakeSerializedMessage()
+		if err != nil {
+			return
+		}
+		recv := stamp.Time(time.Now().UnixNano())
+		if info != nil && !info.ReceivedTimestamp.IsZero() {
+			recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
+		}
+		n.Inbox.Offer(input, b, recv)
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
+	}
+	n.ws.AddSubscriptions(sub)
+	return nil
+}
+
+// Publisher creates a publisher of serialized msgType messages on topic.
+func (n *Node) Publisher(topic, msgType string, q params.QoS) (*rclgo.Publisher, error) {
+	ts, err := TypeSupport(msgType)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := n.node.NewPublisher(topic, ts, &rclgo.PublisherOptions{Qos: qosProfile(q)})
+	if err != nil {
+		return nil, fmt.Errorf("publisher %s: %w", topic, cleanErr(err))
+	}
+	return pub, nil
+}
+
+// Run spins the wait set in a tracked goroutine and calls handle for every
+// message from the Inbox and tick once a second, on the calling (owner)
+// goroutine, until SIGINT or SIGTERM. It then stops, waits for every
+// goroutine and closes the node.
+func (n *Node) Run(handle func(runtime.Msg), tick func()) error {
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	spinErr := make(chan error, 1)
+	n.group.Go(func() { spinErr <- n.ws.Run(sig) })
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	var err error
+loop:
+	for {
+		select {
+		case m := <-n.Inbox.C():
+			handle(m)
+			n.Inbox.Release(m)
+		case <-ticker.C:
+			if tick != nil {
+				tick()
+			}
+		case <-sig.Done():
+			break loop
+		case e := <-spinErr:
+			if e != nil && !errors.Is(e, context.Canceled) {
+				err = fmt.Errorf("spin: %w", cleanErr(e))
+			}
+			break loop
+		}
+	}
+	stop()
+	n.group.Wait()
+	return errors.Join(err, n.ctx.Close())
+}
