@@ -8,6 +8,7 @@ import (
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -176,4 +177,26 @@ func BenchmarkProcess(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestParams(t *testing.T) {
+	p := DefaultParams()
+	srv := params.NewServer(params.Options{Node: "/lidar/clock_sync", Overrides: map[string]params.Override{
+		"mode": {Value: params.StringValue("regression")},
+	}})
+	b := params.NewBinder(srv, p.Validate)
+	p.Bind(b)
+	require.NoError(t, b.Declare())
+	require.Empty(t, srv.Issues())
+	require.Equal(t, pll.Regression, p.Config.PLL.Mode)
+	res := srv.SetParameters(params.SetParametersRequest{Parameters: []params.ParameterMsg{
+		{Name: "mode", Value: params.StringValue("psychic").Msg()},
+	}})
+	require.False(t, res.Results[0].Successful)
+	require.Equal(t, pll.Regression, p.Config.PLL.Mode)
+	res = srv.SetParameters(params.SetParametersRequest{Parameters: []params.ParameterMsg{
+		{Name: "when_invalid", Value: params.StringValue("receive_time").Msg()},
+	}})
+	require.True(t, res.Results[0].Successful, res.Results[0].Reason)
+	require.Equal(t, ReceiveTime, p.Config.WhenInvalid)
 }

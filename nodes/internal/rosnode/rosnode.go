@@ -111,6 +111,9 @@ func TypeSupport(msgType string) (types.MessageTypeSupport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("message type %q: %w", msgType, cleanErr(err))
 	}
+	if ts == nil || ts.TypeSupport() == nil { // an unknown message name is not an error in rclgo
+		return nil, fmt.Errorf("message type %q: no such message in package %s", msgType, parts[0])
+	}
 	return ts, nil
 }
 
@@ -141,8 +144,10 @@ func (n *Node) Subscribe(input int, topic, msgType string, q params.QoS) error {
 		if err != nil {
 			return
 		}
+		// Humble's Cyclone RMW leaves the reception time at 0 (1970):
+		// then the node's clock stands in.
 		recv := stamp.Time(time.Now().UnixNano())
-		if info != nil && !info.ReceivedTimestamp.IsZero() {
+		if info != nil && info.ReceivedTimestamp.UnixNano() > 0 {
 			recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
 		}
 		n.Inbox.Offer(input, b, recv)
@@ -172,10 +177,14 @@ func (n *Node) Publisher(topic, msgType string, q params.QoS) (*rclgo.Publisher,
 // goroutine, until SIGINT or SIGTERM. It then stops, waits for every
 // goroutine and closes the node.
 func (n *Node) Run(handle func(runtime.Msg), tick func()) error {
+	// The signal handler stays until the context is closed: under ros2
+	// launch a second SIGINT must not kill the node mid-cleanup.
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	spin, cancelSpin := context.WithCancel(context.Background())
+	defer cancelSpin()
 	spinErr := make(chan error, 1)
-	n.group.Go(func() { spinErr <- n.ws.Run(sig) })
+	n.group.Go(func() { spinErr <- n.ws.Run(spin) })
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	var err error
@@ -198,7 +207,77 @@ loop:
 			break loop
 		}
 	}
-	stop()
+	cancelSpin()
 	n.group.Wait()
 	return errors.Join(err, n.ctx.Close())
+}
+
+// Rewrite is a node that republishes one topic with rewritten messages.
+type Rewrite struct {
+	MessageType string     // of in and out
+	In, Out     params.QoS // QoS of in and out
+	// Process rewrites a message of `in` in place and says whether to
+	// publish it on `out`; an error describes a malformed message.
+	Process func(msg []byte, receive stamp.Time) (publish bool, err error)
+	// Other handles messages of further subscriptions (input ≥ 1).
+	Other func(m runtime.Msg)
+	// Health is called once a second; changes of its level or message are
+	// logged.
+	Health func() runtime.Diagnostic
+}
+
+// RunRewrite subscribes `in`, publishes `out` and runs until SIGINT or
+// SIGTERM.
+func (n *Node) RunRewrite(r Rewrite) error {
+	if r.MessageType == "" {
+		return errors.New("parameter message_type is required (e.g. sensor_msgs/msg/Imu)")
+	}
+	in, err := n.Resolve("in")
+	if err != nil {
+		return err
+	}
+	outName, err := n.Resolve("out")
+	if err != nil {
+		return err
+	}
+	out, err := n.Publisher(outName, r.MessageType, r.Out)
+	if err != nil {
+		return err
+	}
+	if err := n.Subscribe(0, in, r.MessageType, r.In); err != nil {
+		return err
+	}
+	n.Info(fmt.Sprintf("%s (%s) -> %s", in, r.MessageType, outName))
+	lastHealth := ""
+	return n.Run(func(m runtime.Msg) {
+		if m.Input != 0 {
+			if r.Other != nil {
+				r.Other(m)
+			}
+			return
+		}
+		ok, err := r.Process(m.Data, m.Receive)
+		if err != nil {
+			n.Warn("dropped a malformed message: ", err)
+			return
+		}
+		if ok {
+			if err := out.PublishSerialized(m.Data); err != nil {
+				n.Error("publish: ", cleanErr(err))
+			}
+		}
+	}, func() {
+		if r.Health == nil {
+			return
+		}
+		d := r.Health()
+		if h := d.Level.String() + ": " + d.Message; h != lastHealth { // log changes only
+			if d.Level == runtime.OK {
+				n.Info(d.Message)
+			} else {
+				n.Warn(d.Message)
+			}
+			lastHealth = h
+		}
+	})
 }

@@ -1,0 +1,238 @@
+//go:build ros2
+
+// Package test holds the ROS 2 integration tests: they build the nodes,
+// start them, and talk to them over DDS on this machine only (loopback,
+// multicast off, a random domain). Run them with ROS 2 Humble sourced and
+// the cgo flags of its install (see .ci/ros2):
+//
+//	go test -tags ros2 ./test/...
+package test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tiiuae/rclgo/pkg/rclgo"
+
+	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/pkg/tsest"
+	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+var binDir string
+
+// TestMain keeps DDS on this machine and builds the nodes once.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "timealign-ros2-test")
+	if err != nil {
+		panic(err)
+	}
+	cfg := filepath.Join(dir, "cyclonedds.xml")
+	err = os.WriteFile(cfg, []byte(`<CycloneDDS><Domain id="any"><General><AllowMulticast>false</AllowMulticast></General>`+
+		`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>50</MaxAutoParticipantIndex>`+
+		`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`), 0o644)
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("ROS_LOCALHOST_ONLY", "1")
+	os.Setenv("ROS_DOMAIN_ID", fmt.Sprint(100+rand.IntN(100)))
+	os.Setenv("CYCLONEDDS_URI", "file://"+cfg)
+	os.Setenv("RMW_IMPLEMENTATION", "rmw_cyclonedds_cpp")
+	binDir = filepath.Join(dir, "bin")
+	for _, node := range []string{"timestamp_estimator", "clock_sync"} {
+		cmd := exec.Command("go", "build", "-tags", "ros2", "-o", filepath.Join(binDir, node), "../nodes/"+node)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", node, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a node started by a test.
+type proc struct {
+	cmd    *exec.Cmd
+	output bytes.Buffer
+	done   chan error
+}
+
+func start(t *testing.T, node string, args ...string) *proc {
+	p := &proc{cmd: exec.Command(filepath.Join(binDir, node), args...), done: make(chan error, 1)}
+	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
+	require.NoError(t, p.cmd.Start())
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM and requires a clean exit within a second.
+func (p *proc) stop(t *testing.T) {
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-p.done:
+		require.NoError(t, err, "exit status; output:\n%s", p.output.String())
+	case <-time.After(time.Second):
+		t.Fatalf("no exit within 1 s of SIGTERM; output:\n%s", p.output.String())
+	}
+	require.NotContains(t, p.output.String(), "[ERROR]")
+}
+
+// peer is the test's own ROS node: a serialized publisher and subscriber.
+type peer struct {
+	ctx    *rclgo.Context
+	pub    *rclgo.Publisher
+	mu     sync.Mutex
+	got    [][]byte
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newPeer(t *testing.T, in, out, msgType string) *peer {
+	ctx, err := rclgo.NewContext(rclgo.ClockTypeROSTime, nil)
+	require.NoError(t, err)
+	node, err := ctx.NewNode("timealign_test_peer", "")
+	require.NoError(t, err)
+	pkgName, msgName, _ := strings.Cut(strings.Replace(msgType, "/msg/", "/", 1), "/")
+	ts, err := rclgo.LoadDynamicMessageTypeSupport(pkgName, msgName)
+	require.NoError(t, err)
+	p := &peer{ctx: ctx}
+	opts := rclgo.NewDefaultPublisherOptions()
+	p.pub, err = node.NewPublisher(in, ts, opts)
+	require.NoError(t, err)
+	sub, err := node.NewSubscription(out, ts, nil, func(s *rclgo.Subscription) {
+		b, _, err := s.TakeSerializedMessage()
+		if err == nil {
+			p.mu.Lock()
+			p.got = append(p.got, b)
+			p.mu.Unlock()
+		}
+	})
+	require.NoError(t, err)
+	ws, err := ctx.NewWaitSet()
+	require.NoError(t, err)
+	ws.AddSubscriptions(sub)
+	c, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); _ = ws.Run(c) }()
+	t.Cleanup(func() { p.cancel(); p.wg.Wait(); p.ctx.Close() })
+	return p
+}
+
+// waitFor polls cond every 20 ms for at most d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *peer) received() [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([][]byte(nil), p.got...)
+}
+
+// TestTimestampEstimator: stamped Imu messages in, estimated stamps out,
+// the rest of every message byte-identical, and the stamps equal to what
+// the ROS-free core computes for the same input.
+func TestTimestampEstimator(t *testing.T) {
+	node := start(t, "timestamp_estimator", "--ros-args", "-r", "in:=/ta_test/imu_raw", "-r", "out:=/ta_test/imu",
+		"-p", "message_type:=sensor_msgs/msg/Imu", "-p", "window_sec:=1.0")
+	p := newPeer(t, "/ta_test/imu_raw", "/ta_test/imu", "sensor_msgs/msg/Imu")
+	waitFor(t, 10*time.Second, "the node to subscribe", func() bool {
+		n, err := p.pub.GetSubscriptionCount()
+		return err == nil && n > 0
+	})
+	c := sim.DefaultConfig()
+	c.Count = 300
+	s, err := sim.Generate(c)
+	require.NoError(t, err)
+	samples := sim.Delivered(s)
+	var sent [][]byte
+	for i, x := range samples {
+		msg := cdrtest.Message(x.Receive, "imu_link", 307) // 332 bytes: DDS pads to a multiple of 4
+		sent = append(sent, msg)
+		require.NoError(t, p.pub.PublishSerialized(msg))
+		_ = i
+		time.Sleep(2 * time.Millisecond) // pace like a 500 Hz sensor: the input is best effort
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(node.output.String())
+		}
+	})
+	waitFor(t, 10*time.Second, "all messages back", func() bool { return len(p.received()) == len(sent) })
+	cfg := tsest.DefaultConfig()
+	cfg.Window = time.Second
+	est, err := tsest.New(cfg)
+	require.NoError(t, err)
+	for i, got := range p.received() {
+		want := append([]byte(nil), sent[i]...)
+		e, err := est.Update(samples[i].Receive)
+		require.NoError(t, err)
+		require.NoError(t, stamp.SetHeaderStamp(want, e))
+		require.Equal(t, want, got, "message %d: the estimate in header.stamp, every other byte as sent", i)
+		gs, _ := stamp.HeaderStamp(got)
+		require.LessOrEqual(t, int64(gs), int64(samples[i].Receive))
+	}
+	node.stop(t)
+}
+
+// TestClockSync: a lidar whose header.stamp holds a drifting device clock
+// comes out in host time.
+func TestClockSync(t *testing.T) {
+	node := start(t, "clock_sync", "--ros-args", "-r", "in:=/ta_test/scan_raw", "-r", "out:=/ta_test/scan",
+		"-p", "message_type:=sensor_msgs/msg/LaserScan", "-p", "mode:=envelope", "-p", "when_invalid:=drop")
+	p := newPeer(t, "/ta_test/scan_raw", "/ta_test/scan", "sensor_msgs/msg/LaserScan")
+	waitFor(t, 10*time.Second, "the node to subscribe", func() bool {
+		n, err := p.pub.GetSubscriptionCount()
+		return err == nil && n > 0
+	})
+	// The device clock starts at 1234 s and runs 20 ppm fast; messages are
+	// sent in real time, so the node's DDS receive times are real.
+	start := time.Now()
+	for i := 0; i < 100; i++ {
+		at := time.Duration(i) * 20 * time.Millisecond
+		for time.Since(start) < at {
+			time.Sleep(time.Millisecond)
+		}
+		dev := stamp.Time(1234*time.Second) + stamp.Time(float64(at)*(1+20e-6))
+		require.NoError(t, p.pub.PublishSerialized(cdrtest.Message(dev, "laser", 102)))
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(node.output.String())
+		}
+	})
+	waitFor(t, 5*time.Second, "corrected scans", func() bool { return len(p.received()) >= 80 })
+	for _, got := range p.received() {
+		st, _ := stamp.HeaderStamp(got)
+		off := time.Duration(time.Now().UnixNano() - int64(st))
+		require.Greater(t, off, time.Duration(0), "host time, not device time")
+		require.Less(t, off, 5*time.Second)
+	}
+	node.stop(t)
+}
