@@ -26,9 +26,9 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/pkg/tsest"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
+	"github.com/timealign/timealign/pkg/tsest"
 )
 
 var binDir string
