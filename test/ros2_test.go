@@ -115,10 +115,14 @@ func newPeer(t *testing.T, in, out, msgType string) *peer {
 	ts, err := rclgo.LoadDynamicMessageTypeSupport(pkgName, msgName)
 	require.NoError(t, err)
 	p := &peer{ctx: ctx}
+	// Deep reliable queues: the tests check every message.
 	opts := rclgo.NewDefaultPublisherOptions()
+	opts.Qos.Depth = 1000
 	p.pub, err = node.NewPublisher(in, ts, opts)
 	require.NoError(t, err)
-	sub, err := node.NewSubscription(out, ts, nil, func(s *rclgo.Subscription) {
+	subOpts := rclgo.NewDefaultSubscriptionOptions()
+	subOpts.Qos.Depth = 1000
+	sub, err := node.NewSubscription(out, ts, subOpts, func(s *rclgo.Subscription) {
 		b, _, err := s.TakeSerializedMessage()
 		if err == nil {
 			p.mu.Lock()
@@ -160,7 +164,9 @@ func (p *peer) received() [][]byte {
 // the ROS-free core computes for the same input.
 func TestTimestampEstimator(t *testing.T) {
 	node := start(t, "timestamp_estimator", "--ros-args", "-r", "in:=/ta_test/imu_raw", "-r", "out:=/ta_test/imu",
-		"-p", "message_type:=sensor_msgs/msg/Imu", "-p", "window_sec:=1.0")
+		"-p", "message_type:=sensor_msgs/msg/Imu", "-p", "window_sec:=1.0",
+		// Reliable input and deep queues end to end: this test checks every message.
+		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
 	p := newPeer(t, "/ta_test/imu_raw", "/ta_test/imu", "sensor_msgs/msg/Imu")
 	waitFor(t, 10*time.Second, "the node to subscribe", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
