@@ -338,7 +338,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	}
 	hold := false
 
-	if !e.started || t.Sub(e.lastRecv) > e.cfg.Window {
+	if !e.started || time.Duration(t-e.lastRecv) > e.cfg.Window {
 		if e.started {
 			e.st.Gaps++
 		}
@@ -368,29 +368,28 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 
 	// Fit.
 	x := float64(e.k - e.baseK)
-	y := float64(t.Sub(e.baseT))
+	y := float64(t - e.baseT) // within a window or two of the base: no overflow
 	if hold {
 		e.pendT = t
 	} else {
 		e.hulls.Push(x, y)
 	}
-	if young := e.hulls.Young(); t.Sub(e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
+	if young := e.hulls.Young(); time.Duration(t-e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
 		e.switchHulls(t)
 		x = float64(e.k - e.baseK)
-		y = float64(t.Sub(e.baseT))
+		y = float64(t - e.baseT)
 	}
 	e.fit(t)
-	est := t
+	est := t.Add(-time.Duration(math.Round(e.latency)))
 	if e.haveLine {
 		lv := e.line.At(x)
 		if jit := time.Duration(y - lv); jit > e.st.MaxJitter {
 			e.st.MaxJitter = jit
 		}
-		est = e.baseT.Add(time.Duration(math.Round(lv)))
+		est = e.baseT + stamp.Time(math.Round(lv-e.latency))
 	}
-	est = est.Add(-time.Duration(math.Round(e.latency)))
-	if !e.haveRef {
-		est = min(est, t.Add(-e.cfg.MinLatency))
+	if !e.haveRef && est > t-stamp.Time(e.cfg.MinLatency) {
+		est = t - stamp.Time(e.cfg.MinLatency)
 	}
 	if est < e.lastEst {
 		est = e.lastEst // estimates never go back
@@ -398,7 +397,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	e.lastRecv, e.lastEst = t, est
 	e.st.Samples++
 	e.st.Stamp = est
-	e.st.LastCorrection = t.Sub(est)
+	e.st.LastCorrection = time.Duration(t - est)
 	return est, nil
 }
 
@@ -485,7 +484,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 // index k the time t is, counting 0.9 period as one; negative if early.
 func (e *Estimator) lateness(t stamp.Time, k int64) int64 {
 	pred := e.line.At(float64(k - e.baseK))
-	return int64(math.Floor((float64(t.Sub(e.baseT))-pred)/e.period + 0.1))
+	return int64(math.Floor((float64(t-e.baseT)-pred)/e.period + 0.1))
 }
 
 // flushPending settles the held suspect as following lost losses (it was
@@ -532,7 +531,7 @@ func (e *Estimator) fit(t stamp.Time) {
 		return
 	}
 	lo, hi := math.SmallestNonzeroFloat64, math.Inf(1)
-	short := h.Count() < 8 || float64(t.Sub(e.baseT)) < e.window/4
+	short := h.Count() < 8 || float64(t-e.baseT) < e.window/4
 	e.mature = !short
 	switch {
 	case short && e.prior > 0:
