@@ -11,6 +11,7 @@ package test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -28,6 +29,7 @@ import (
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
+	tsync "github.com/timealign/timealign/pkg/sync"
 	"github.com/timealign/timealign/pkg/tsest"
 )
 
@@ -50,12 +52,21 @@ func TestMain(m *testing.M) {
 	os.Setenv("ROS_DOMAIN_ID", fmt.Sprint(100+rand.IntN(100)))
 	os.Setenv("CYCLONEDDS_URI", "file://"+cfg)
 	os.Setenv("RMW_IMPLEMENTATION", "rmw_cyclonedds_cpp")
-	binDir = filepath.Join(dir, "bin")
-	for _, node := range []string{"timestamp_estimator", "clock_sync"} {
-		cmd := exec.Command("go", "build", "-tags", "ros2", "-o", filepath.Join(binDir, node), "../nodes/"+node)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", node, err, out)
-			os.Exit(1)
+	if inst := os.Getenv("TIMEALIGN_INSTALL"); inst != "" {
+		// Test the colcon install (.ci/ros2 sets this): its binaries and its
+		// interfaces (timealign/msg/MatchedSet).
+		binDir = filepath.Join(inst, "timealign", "lib", "timealign")
+		prefix := filepath.Join(inst, "timealign")
+		os.Setenv("AMENT_PREFIX_PATH", prefix+":"+os.Getenv("AMENT_PREFIX_PATH"))
+		os.Setenv("LD_LIBRARY_PATH", filepath.Join(prefix, "lib")+":"+os.Getenv("LD_LIBRARY_PATH"))
+	} else {
+		binDir = filepath.Join(dir, "bin")
+		for _, node := range []string{"timestamp_estimator", "clock_sync", "synchronizer"} {
+			cmd := exec.Command("go", "build", "-tags", "ros2", "-o", filepath.Join(binDir, node), "../nodes/"+node)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", node, err, out)
+				os.Exit(1)
+			}
 		}
 	}
 	code := m.Run()
@@ -100,6 +111,7 @@ func (p *proc) stop(t *testing.T) {
 type peer struct {
 	ctx    *rclgo.Context
 	pub    *rclgo.Publisher
+	sub    *rclgo.Subscription
 	mu     sync.Mutex
 	got    [][]byte
 	cancel context.CancelFunc
@@ -131,6 +143,7 @@ func newPeer(t *testing.T, in, out, msgType string) *peer {
 		}
 	})
 	require.NoError(t, err)
+	p.sub = sub
 	ws, err := ctx.NewWaitSet()
 	require.NoError(t, err)
 	ws.AddSubscriptions(sub)
@@ -168,9 +181,10 @@ func TestTimestampEstimator(t *testing.T) {
 		// Reliable input and deep queues end to end: this test checks every message.
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
 	p := newPeer(t, "/ta_test/imu_raw", "/ta_test/imu", "sensor_msgs/msg/Imu")
-	waitFor(t, 10*time.Second, "the node to subscribe", func() bool {
+	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
-		return err == nil && n > 0
+		m, err2 := p.sub.GetPublisherCount()
+		return err == nil && err2 == nil && n > 0 && m > 0
 	})
 	c := sim.DefaultConfig()
 	c.Count = 300
@@ -213,9 +227,10 @@ func TestClockSync(t *testing.T) {
 	node := start(t, "clock_sync", "--ros-args", "-r", "in:=/ta_test/scan_raw", "-r", "out:=/ta_test/scan",
 		"-p", "message_type:=sensor_msgs/msg/LaserScan", "-p", "mode:=envelope", "-p", "when_invalid:=drop")
 	p := newPeer(t, "/ta_test/scan_raw", "/ta_test/scan", "sensor_msgs/msg/LaserScan")
-	waitFor(t, 10*time.Second, "the node to subscribe", func() bool {
+	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
-		return err == nil && n > 0
+		m, err2 := p.sub.GetPublisherCount()
+		return err == nil && err2 == nil && n > 0 && m > 0
 	})
 	// The device clock starts at 1234 s and runs 20 ppm fast; messages are
 	// sent in real time, so the node's DDS receive times are real.
@@ -239,6 +254,100 @@ func TestClockSync(t *testing.T) {
 		off := time.Duration(time.Now().UnixNano() - int64(st))
 		require.Greater(t, off, time.Duration(0), "host time, not device time")
 		require.Less(t, off, 5*time.Second)
+	}
+	node.stop(t)
+}
+
+// TestSynchronizer: three inputs of two message types; the sets the node
+// publishes on ~/matched are those pkg/sync (what `timealign sync` runs)
+// computes offline for the same stamps, and the members come out unchanged.
+func TestSynchronizer(t *testing.T) {
+	if _, err := rclgo.LoadDynamicMessageTypeSupport("timealign", "MatchedSet"); err != nil {
+		t.Skip("timealign/msg/MatchedSet is not installed (run through .ci/ros2, which builds the package with colcon)")
+	}
+	node := start(t, "synchronizer", "--ros-args", "-r", "__node:=ta_sync",
+		"-p", "inputs:=3", "-p", "message_types:=[sensor_msgs/msg/Imu, sensor_msgs/msg/LaserScan, sensor_msgs/msg/Imu]",
+		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000",
+		"-r", "in0:=/ta_test/s0", "-r", "in1:=/ta_test/s1", "-r", "in2:=/ta_test/s2")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(node.output.String())
+		}
+	})
+	types := []string{"sensor_msgs/msg/Imu", "sensor_msgs/msg/LaserScan", "sensor_msgs/msg/Imu"}
+	peers := make([]*peer, 3)
+	for i := range peers {
+		peers[i] = newPeer(t, fmt.Sprintf("/ta_test/s%d", i), fmt.Sprintf("/out%d", i), types[i])
+	}
+	matched := newPeer(t, "/ta_test/unused", "/ta_sync/matched", "timealign/msg/MatchedSet")
+	for i, p := range append(peers, matched) {
+		waitFor(t, 10*time.Second, fmt.Sprintf("discovery of peer %d", i), func() bool {
+			n, err := p.pub.GetSubscriptionCount()
+			m, err2 := p.sub.GetPublisherCount()
+			return err == nil && err2 == nil && (n > 0 || p == matched) && m > 0
+		})
+	}
+	// Three streams with jitter and loss, in stamp order of arrival.
+	r := rand.New(rand.NewPCG(5, 5))
+	periods := []time.Duration{10 * time.Millisecond, 33 * time.Millisecond, 20 * time.Millisecond}
+	next := make([]stamp.Time, 3)
+	type msg struct {
+		topic int
+		st    stamp.Time
+	}
+	var sent []msg
+	for len(sent) < 300 {
+		i := 0
+		for j := range next {
+			if next[j] < next[i] {
+				i = j
+			}
+		}
+		st := stamp.Time(1_700_000_000*time.Second) + next[i] + stamp.Time(r.IntN(3_000_000))
+		next[i] += stamp.Time(periods[i])
+		if r.Float64() < 0.03 {
+			continue
+		}
+		sent = append(sent, msg{i, st})
+		require.NoError(t, peers[i].pub.PublishSerialized(cdrtest.Message(st, fmt.Sprint("f", i), 51+i*4)))
+		time.Sleep(2 * time.Millisecond)
+	}
+	// Offline: the same policy on the same stream.
+	var want [][]stamp.Time
+	s, err := tsync.New(func() tsync.Config { c := tsync.DefaultConfig(); c.Topics = 3; return c }(),
+		func(set []tsync.Message[struct{}]) {
+			row := make([]stamp.Time, len(set))
+			for i, m := range set {
+				row[i] = m.Stamp
+			}
+			want = append(want, row)
+		}, nil)
+	require.NoError(t, err)
+	for _, m := range sent {
+		s.Add(tsync.Message[struct{}]{Topic: m.topic, Stamp: m.st})
+	}
+	require.Greater(t, len(want), 30)
+	waitFor(t, 10*time.Second, "the matched sets", func() bool { return len(matched.received()) >= len(want) })
+	for k, b := range matched.received()[:len(want)] {
+		// MatchedSet: stamps after the header (17 bytes + pad) and sequence.
+		require.Equal(t, uint64(k), binary.LittleEndian.Uint64(b[20:]))
+		n := int(binary.LittleEndian.Uint32(b[28:]))
+		require.Equal(t, 3, n)
+		for i := 0; i < n; i++ {
+			st, err := stamp.FromROS(int32(binary.LittleEndian.Uint32(b[32+8*i:])), binary.LittleEndian.Uint32(b[36+8*i:]))
+			require.NoError(t, err)
+			require.Equal(t, want[k][i], st, "set %d topic %d", k, i)
+		}
+	}
+	for i, p := range peers {
+		got := p.received()
+		require.GreaterOrEqual(t, len(got), len(want))
+		for k := range want {
+			st, frame, err := stamp.Header(got[k])
+			require.NoError(t, err)
+			require.Equal(t, want[k][i], st)
+			require.Equal(t, fmt.Sprint("f", i), string(frame))
+		}
 	}
 	node.stop(t)
 }

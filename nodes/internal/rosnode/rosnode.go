@@ -36,6 +36,8 @@ type Node struct {
 	node  *rclgo.Node
 	ws    *rclgo.WaitSet
 	group runtime.Group
+
+	lastHealth string
 }
 
 // Options size a node's inbox.
@@ -248,7 +250,6 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		return err
 	}
 	n.Info(fmt.Sprintf("%s (%s) -> %s", in, r.MessageType, outName))
-	lastHealth := ""
 	return n.Run(func(m runtime.Msg) {
 		if m.Input != 0 {
 			if r.Other != nil {
@@ -267,17 +268,23 @@ func (n *Node) RunRewrite(r Rewrite) error {
 			}
 		}
 	}, func() {
-		if r.Health == nil {
-			return
-		}
-		d := r.Health()
-		if h := d.Level.String() + ": " + d.Message; h != lastHealth { // log changes only
-			if d.Level == runtime.OK {
-				n.Info(d.Message)
-			} else {
-				n.Warn(d.Message)
-			}
-			lastHealth = h
+		if r.Health != nil {
+			n.LogHealth(r.Health())
 		}
 	})
+}
+
+// LogHealth logs a diagnostic when its level or message changed since the
+// last call (OK as info, anything else as a warning).
+func (n *Node) LogHealth(d runtime.Diagnostic) {
+	h := d.Level.String() + ": " + d.Message
+	if h == n.lastHealth {
+		return
+	}
+	n.lastHealth = h
+	if d.Level == runtime.OK {
+		n.Info(d.Message)
+	} else {
+		n.Warn(d.Message)
+	}
 }

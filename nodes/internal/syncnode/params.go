@@ -1,0 +1,77 @@
+package syncnode
+
+import (
+	"fmt"
+
+	"github.com/timealign/timealign/pkg/params"
+	tsync "github.com/timealign/timealign/pkg/sync"
+)
+
+// Params are the synchronizer node's parameters: the Config and the wiring.
+type Params struct {
+	Config Config
+	// MessageTypes has one type per input, or one for all.
+	MessageTypes []string
+	Policy       string
+	In, Out      params.QoS
+}
+
+// DefaultParams returns the node's defaults.
+func DefaultParams() Params {
+	c := DefaultConfig()
+	return Params{Config: c, Policy: c.Sync.Policy.String(), In: params.SensorDataQoS(), Out: params.ReliableQoS()}
+}
+
+// Validate checks the bound Config; pass p.Validate to params.NewBinder.
+func (p *Params) Validate() error { return p.Config.Validate() }
+
+// CheckTypes checks that message_types has one entry, or one per input.
+func (p *Params) CheckTypes() error {
+	if n := len(p.MessageTypes); n != 1 && n != p.Config.Sync.Topics {
+		return fmt.Errorf("%w: message_types has %d entries, want 1 or one per input (%d)", ErrConfig, n, p.Config.Sync.Topics)
+	}
+	return nil
+}
+
+// MessageType returns the type of input i.
+func (p *Params) MessageType(i int) string {
+	if len(p.MessageTypes) == 1 {
+		return p.MessageTypes[0]
+	}
+	return p.MessageTypes[i]
+}
+
+// Bind declares the parameters on b, bound to p.
+func (p *Params) Bind(b *params.Binder) {
+	s := &p.Config.Sync
+	b.Int("inputs", &s.Topics, params.Descriptor{ReadOnly: true, Description: "number of inputs in0 … in{N-1}",
+		IntRange: params.Ints(2, tsync.MaxTopics, 1)})
+	b.Strings("message_types", &p.MessageTypes, params.Descriptor{ReadOnly: true,
+		Description: "type of each input (one entry for all), e.g. [sensor_msgs/msg/Image, sensor_msgs/msg/Imu]"})
+	b.Enum("policy", &p.Policy, []string{"approximate", "exact", "epsilon", "latest"}, params.Descriptor{ReadOnly: true,
+		Description: "message_filters policy: approximate (ApproximateTime), exact, epsilon (ApproximateEpsilonTime), latest"})
+	b.Int("queue_size", &s.QueueSize, params.Descriptor{ReadOnly: true, Description: "messages queued per input",
+		IntRange: params.Ints(1, tsync.MaxQueueSize, 1)})
+	b.Float64("age_penalty", &s.AgePenalty, params.Descriptor{ReadOnly: true, Description: "approximate: age penalty",
+		FloatRange: params.Floats(0, 1e6, 0)})
+	b.Duration("max_interval_sec", &s.MaxInterval, params.Descriptor{ReadOnly: true, Description: "approximate: largest spread of a set (s), 0: no limit",
+		FloatRange: params.Floats(0, 1e6, 0)})
+	b.Durations("lower_bounds_sec", &s.LowerBounds, params.Descriptor{ReadOnly: true,
+		Description: "approximate: least interval between two messages of each input (s); empty: 0"})
+	b.Duration("epsilon_sec", &s.Epsilon, params.Descriptor{ReadOnly: true, Description: "epsilon: largest distance from a set's oldest stamp (s)",
+		FloatRange: params.Floats(0, 1e6, 0)})
+	b.Duration("silent_after_sec", &p.Config.SilentAfter, params.Descriptor{Description: "an input silent this long while others deliver is reported as blocking (s)",
+		FloatRange: params.Floats(0.001, 1e6, 0)})
+	b.Float64("max_drop_share", &p.Config.MaxDropShare, params.Descriptor{Description: "share of an input's messages dropped before the node warns",
+		FloatRange: params.Floats(0, 1, 0)})
+	b.QoS("qos.in", &p.In)
+	b.QoS("qos.out", &p.Out)
+	b.Check(func() error {
+		pol, err := tsync.ParsePolicy(p.Policy)
+		if err != nil {
+			return err
+		}
+		s.Policy = pol
+		return nil
+	})
+}

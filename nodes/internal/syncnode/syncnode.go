@@ -1,0 +1,240 @@
+// Package syncnode is the ROS-free logic of the synchronizer node: messages
+// of N input topics (any types whose first field is a std_msgs/Header) are
+// matched by a pkg/sync policy on their header stamps; each matched set is
+// republished member by member, unchanged, and summarized in a
+// timealign/msg/MatchedSet.
+//
+// The Core copies each message it keeps into a buffer of its own pool (the
+// caller's buffer is free again when Add returns) and returns buffers to
+// the pool when their message is published or dropped, so memory is bounded
+// by the queue sizes and the steady state does not allocate.
+package syncnode
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/pkg/stamp"
+	tsync "github.com/timealign/timealign/pkg/sync"
+)
+
+// Config configures a Core.
+type Config struct {
+	// Sync configures the policy and the number of inputs.
+	Sync tsync.Config
+	// SilentAfter is how long an input may stay silent while others
+	// deliver before the diagnostics name it as blocking every set. It
+	// defaults to 2 s.
+	SilentAfter time.Duration
+	// MaxDropShare is the share of an input's messages that may be dropped
+	// (over a status period) before the diagnostics warn. It defaults to 0.5.
+	MaxDropShare float64
+}
+
+// DefaultConfig returns the node's defaults: message_filters' for 2 inputs.
+func DefaultConfig() Config {
+	return Config{Sync: tsync.DefaultConfig(), SilentAfter: 2 * time.Second, MaxDropShare: 0.5}
+}
+
+// ErrConfig is wrapped by the errors of Config.Validate.
+var ErrConfig = errors.New("synchronizer: invalid config")
+
+// Validate reports the first bad field.
+func (c Config) Validate() error {
+	if err := c.Sync.Validate(); err != nil {
+		return err
+	}
+	if c.SilentAfter <= 0 {
+		return fmt.Errorf("%w: SilentAfter is %v, want > 0", ErrConfig, c.SilentAfter)
+	}
+	if !(c.MaxDropShare >= 0 && c.MaxDropShare <= 1) {
+		return fmt.Errorf("%w: MaxDropShare is %v, want 0..1", ErrConfig, c.MaxDropShare)
+	}
+	return nil
+}
+
+// Output receives a matched set: the members (input order; each buffer is
+// valid until Output returns) and the serialized MatchedSet.
+type Output func(members [][]byte, matched []byte)
+
+// Status is a snapshot of a Core.
+type Status struct {
+	Sync             tsync.Status
+	DroppedMalformed []uint64
+	LastArrival      []stamp.Time
+	LastError        string
+}
+
+// Core is the node's logic. One goroutine owns it.
+type Core struct {
+	cfg       Config
+	s         tsync.Synchronizer[[]byte]
+	out       Output
+	pool      [][]byte
+	members   [][]byte
+	matched   []byte
+	seq       uint64
+	malformed []uint64
+	arrival   []stamp.Time
+	lastErr   error
+	frameID   string
+}
+
+// New returns a Core for cfg that reports sets to out.
+func New(cfg Config, out Output) (*Core, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Core{cfg: cfg, out: out, members: make([][]byte, cfg.Sync.Topics),
+		malformed: make([]uint64, cfg.Sync.Topics), arrival: make([]stamp.Time, cfg.Sync.Topics)}
+	s, err := tsync.New(cfg.Sync, c.onSet, c.onDrop)
+	if err != nil {
+		return nil, err
+	}
+	c.s = s
+	return c, nil
+}
+
+func (c *Core) buffer(data []byte) []byte {
+	var b []byte
+	if n := len(c.pool); n > 0 {
+		b, c.pool = c.pool[n-1][:0], c.pool[:n-1]
+	}
+	return append(b, data...)
+}
+
+func (c *Core) release(b []byte) {
+	if b != nil && len(c.pool) < 4*c.cfg.Sync.Topics*(c.cfg.Sync.QueueSize+1) {
+		c.pool = append(c.pool, b)
+	}
+}
+
+// Add offers a serialized message of input i, received at arrival. err
+// describes a message without a readable std_msgs/Header (dropped and
+// counted).
+func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
+	if i < 0 || i >= len(c.members) {
+		return fmt.Errorf("synchronizer: input %d out of range", i)
+	}
+	t, err := stamp.HeaderStamp(msg)
+	if err != nil {
+		c.malformed[i]++
+		c.lastErr = err
+		return err
+	}
+	c.arrival[i] = arrival
+	c.s.Add(tsync.Message[[]byte]{Topic: i, Stamp: t, Arrival: arrival, Value: c.buffer(msg)})
+	return nil
+}
+
+func (c *Core) onSet(set []tsync.Message[[]byte]) {
+	lo, hi := set[0].Stamp, set[0].Stamp
+	for i, m := range set {
+		c.members[i] = m.Value
+		lo, hi = min(lo, m.Stamp), max(hi, m.Stamp)
+	}
+	c.matched = AppendMatchedSet(c.matched[:0], hi, c.frameID, c.seq, set, hi.Sub(lo))
+	c.seq++
+	c.out(c.members, c.matched)
+	for i, m := range set {
+		c.release(m.Value)
+		c.members[i] = nil
+	}
+}
+
+func (c *Core) onDrop(m tsync.Message[[]byte], _ tsync.DropReason) { c.release(m.Value) }
+
+// Status returns a snapshot.
+func (c *Core) Status() Status {
+	s := Status{Sync: c.s.Status(), DroppedMalformed: append([]uint64(nil), c.malformed...),
+		LastArrival: append([]stamp.Time(nil), c.arrival...)}
+	if c.lastErr != nil {
+		s.LastError = c.lastErr.Error()
+	}
+	return s
+}
+
+// Diagnose returns the node's health at now against the previous status:
+// WARN naming an input that has gone silent while others deliver (it
+// blocks every set), or that dropped more than MaxDropShare of its
+// messages since prev, or malformed messages; OK otherwise.
+func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) runtime.Diagnostic {
+	d := runtime.Diagnostic{Name: name + ": synchronizer"}
+	d.Raise(runtime.OK, "matching")
+	anyRecent := false
+	for _, a := range s.LastArrival {
+		if a != 0 && now.Sub(a) < c.cfg.SilentAfter {
+			anyRecent = true
+		}
+	}
+	dropped := s.Sync.DroppedPerTopic()
+	var prevDropped []uint64
+	if len(prev.Sync.Drops) == len(dropped) {
+		prevDropped = prev.Sync.DroppedPerTopic()
+	}
+	for i := range s.LastArrival {
+		topic := fmt.Sprint("in", i)
+		if i < len(inputs) {
+			topic = inputs[i]
+		}
+		if anyRecent && (s.LastArrival[i] == 0 || now.Sub(s.LastArrival[i]) >= c.cfg.SilentAfter) {
+			d.Raise(runtime.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
+		}
+		if prevDropped != nil && len(prev.Sync.Received) > i {
+			got := s.Sync.Received[i] - prev.Sync.Received[i]
+			lost := dropped[i] - prevDropped[i]
+			if got > 0 && runtime.Share(lost, got) > c.cfg.MaxDropShare {
+				d.Raise(runtime.Warn, fmt.Sprintf("input %s drops %.0f%% of its messages", topic, 100*runtime.Share(lost, got)))
+			}
+		}
+		if len(prev.DroppedMalformed) > i && s.DroppedMalformed[i] > prev.DroppedMalformed[i] {
+			d.Raise(runtime.Warn, fmt.Sprintf("input %s: malformed messages dropped (%s)", topic, s.LastError))
+		}
+		d.Add(topic+".received", s.Sync.Received[i])
+		d.Add(topic+".dropped", dropped[i])
+		d.Add(topic+".queued", s.Sync.QueueFill[i])
+	}
+	d.Add("policy", c.cfg.Sync.Policy.String())
+	d.Add("sets", s.Sync.Sets)
+	d.Add("mean_spread", s.Sync.MeanSpread)
+	d.Add("max_spread", s.Sync.MaxSpread)
+	return d
+}
+
+// AppendMatchedSet appends a serialized timealign/msg/MatchedSet (CDR,
+// little endian): header (stamp, frame_id), sequence, the members' stamps
+// and the set's spread.
+func AppendMatchedSet[T any](b []byte, headerStamp stamp.Time, frameID string, seq uint64, set []tsync.Message[T], spread time.Duration) []byte {
+	le := binary.LittleEndian
+	start := len(b)
+	b = append(b, 0x00, 0x01, 0x00, 0x00)
+	align := func(n int) {
+		for (len(b)-start-4)%n != 0 {
+			b = append(b, 0)
+		}
+	}
+	putTime := func(t stamp.Time) {
+		sec, ns, err := t.ROS()
+		if err != nil {
+			sec, ns = 0, 0
+		}
+		align(4)
+		b = le.AppendUint32(b, uint32(sec))
+		b = le.AppendUint32(b, ns)
+	}
+	putTime(headerStamp)
+	b = le.AppendUint32(b, uint32(len(frameID)+1))
+	b = append(b, frameID...)
+	b = append(b, 0)
+	align(8)
+	b = le.AppendUint64(b, seq)
+	b = le.AppendUint32(b, uint32(len(set)))
+	for _, m := range set {
+		putTime(m.Stamp)
+	}
+	putTime(stamp.Time(spread))
+	return b
+}

@@ -1,0 +1,103 @@
+//go:build ros2
+
+// Command synchronizer matches messages of N inputs in0 … in{N-1} with a
+// message_filters policy (nodes/internal/syncnode): each matched set is
+// republished member by member, unchanged, on out0 … out{N-1}, and
+// summarized on ~/matched (timealign/msg/MatchedSet).
+//
+//	ros2 run timealign synchronizer --ros-args -p inputs:=2 \
+//	    -p "message_types:=[sensor_msgs/msg/Image, sensor_msgs/msg/Imu]" \
+//	    -r in0:=/camera/image -r in1:=/imu/data
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tiiuae/rclgo/pkg/rclgo"
+
+	"github.com/timealign/timealign/nodes/internal/rosnode"
+	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/syncnode"
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "synchronizer:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	n, err := rosnode.New("synchronizer", os.Args[1:], rosnode.Options{InboxSize: 1024})
+	if err != nil {
+		return err
+	}
+	p := syncnode.DefaultParams()
+	b := params.NewBinder(n.Params, p.Validate)
+	p.Bind(b)
+	if err := b.Declare(); err != nil {
+		return err
+	}
+	for _, is := range n.Params.Issues() {
+		n.Warn(is)
+	}
+	if err := p.CheckTypes(); err != nil {
+		return err
+	}
+	k := p.Config.Sync.Topics
+	inputs := make([]string, k)
+	outs := make([]*rclgo.Publisher, k)
+	for i := range k {
+		if inputs[i], err = n.Resolve(fmt.Sprint("in", i)); err != nil {
+			return err
+		}
+		outName, err := n.Resolve(fmt.Sprint("out", i))
+		if err != nil {
+			return err
+		}
+		if outs[i], err = n.Publisher(outName, p.MessageType(i), p.Out); err != nil {
+			return err
+		}
+	}
+	matchedName, err := n.Resolve("~/matched")
+	if err != nil {
+		return err
+	}
+	matched, err := n.Publisher(matchedName, "timealign/msg/MatchedSet", p.Out)
+	if err != nil {
+		return err
+	}
+	core, err := syncnode.New(p.Config, func(members [][]byte, m []byte) {
+		for i, msg := range members {
+			if err := outs[i].PublishSerialized(msg); err != nil {
+				n.Error("publish: ", err)
+			}
+		}
+		if err := matched.PublishSerialized(m); err != nil {
+			n.Error("publish matched set: ", err)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := range k {
+		if err := n.Subscribe(i, inputs[i], p.MessageType(i), p.In); err != nil {
+			return err
+		}
+	}
+	n.Info(fmt.Sprintf("matching %v with policy %s", inputs, p.Policy))
+	prev := core.Status()
+	return n.Run(func(m runtime.Msg) {
+		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
+			n.Warn("dropped a malformed message on ", inputs[m.Input], ": ", err)
+		}
+	}, func() {
+		st := core.Status()
+		n.LogHealth(core.Diagnose(n.Name.FQN(), inputs, st, prev, stamp.Time(time.Now().UnixNano())))
+		prev = st
+	})
+}
