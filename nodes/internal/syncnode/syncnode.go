@@ -163,7 +163,15 @@ func (c *Core) Status() Status {
 // messages since prev, or malformed messages; OK otherwise.
 func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) runtime.Diagnostic {
 	d := runtime.Diagnostic{Name: name + ": synchronizer"}
-	d.Raise(runtime.OK, "matching")
+	var received uint64
+	for _, r := range s.Sync.Received {
+		received += r
+	}
+	if received == 0 {
+		d.Raise(runtime.Warn, "no input yet")
+	} else {
+		d.Raise(runtime.OK, "matching")
+	}
 	anyRecent := false
 	for _, a := range s.LastArrival {
 		if a != 0 && now.Sub(a) < c.cfg.SilentAfter {
