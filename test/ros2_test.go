@@ -181,6 +181,7 @@ func TestTimestampEstimator(t *testing.T) {
 		// Reliable input and deep queues end to end: this test checks every message.
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
 	p := newPeer(t, "/ta_test/imu_raw", "/ta_test/imu", "sensor_msgs/msg/Imu")
+	diag := newPeer(t, "/ta_test/unused_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
 	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
 		m, err2 := p.sub.GetPublisherCount()
@@ -218,6 +219,16 @@ func TestTimestampEstimator(t *testing.T) {
 		gs, _ := stamp.HeaderStamp(got)
 		require.LessOrEqual(t, int64(gs), int64(samples[i].Receive))
 	}
+	// /diagnostics (1 Hz) reports the node healthy, with its counters.
+	waitFor(t, 5*time.Second, "an OK diagnostic", func() bool {
+		for _, b := range diag.received() {
+			if bytes.Contains(b, []byte("timestamp_estimator: timestamp estimator")) &&
+				bytes.Contains(b, []byte("estimating")) && bytes.Contains(b, []byte("messages_out")) {
+				return true
+			}
+		}
+		return false
+	})
 	node.stop(t)
 }
 

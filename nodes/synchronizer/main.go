@@ -97,7 +97,7 @@ func run() error {
 		}
 	}, func() {
 		st := core.Status()
-		n.LogHealth(core.Diagnose(n.Name.FQN(), inputs, st, prev, stamp.Time(time.Now().UnixNano())))
+		n.Report(core.Diagnose(n.Name.FQN(), inputs, st, prev, stamp.Time(time.Now().UnixNano())))
 		prev = st
 	})
 }

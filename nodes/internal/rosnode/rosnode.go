@@ -38,6 +38,9 @@ type Node struct {
 	group runtime.Group
 
 	lastHealth string
+	diag       *rclgo.Publisher
+	diagFailed bool
+	diagBuf    []byte
 }
 
 // Options size a node's inbox.
@@ -269,14 +272,33 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		}
 	}, func() {
 		if r.Health != nil {
-			n.LogHealth(r.Health())
+			n.Report(r.Health())
 		}
 	})
 }
 
-// LogHealth logs a diagnostic when its level or message changed since the
-// last call (OK as info, anything else as a warning).
-func (n *Node) LogHealth(d runtime.Diagnostic) {
+// Report publishes the node's health on /diagnostics
+// (diagnostic_msgs/DiagnosticArray, for rqt_robot_monitor) and logs it when
+// its level or message changed since the last call (OK as info, anything
+// else as a warning). Nodes call it once a second.
+func (n *Node) Report(d runtime.Diagnostic) {
+	if d.HardwareID == "" {
+		d.HardwareID = n.Name.FQN()
+	}
+	if n.diag == nil && !n.diagFailed {
+		pub, err := n.Publisher("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", params.ReliableQoS())
+		if err != nil {
+			n.diagFailed = true
+			n.Warn("no /diagnostics: ", err)
+		}
+		n.diag = pub
+	}
+	if n.diag != nil {
+		n.diagBuf = runtime.AppendDiagnosticArray(n.diagBuf, stamp.Time(time.Now().UnixNano()), d)
+		if err := n.diag.PublishSerialized(n.diagBuf); err != nil {
+			n.Warn("publish /diagnostics: ", cleanErr(err))
+		}
+	}
 	h := d.Level.String() + ": " + d.Message
 	if h == n.lastHealth {
 		return

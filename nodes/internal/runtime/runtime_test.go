@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/pkg/stamp"
 )
 
 func TestInbox(t *testing.T) {
@@ -118,4 +120,24 @@ func BenchmarkInbox(b *testing.B) {
 		in.Offer(0, data, 0)
 		in.Release(<-in.C())
 	}
+}
+
+func TestDiagnosticArrayCDR(t *testing.T) {
+	d := Diagnostic{Level: Warn, Name: "n: x", Message: "m", HardwareID: "hw", Values: []KeyValue{{"k", "v"}}}
+	b := AppendDiagnosticArray(nil, 1_500_000_000, d)
+	want := []byte{0, 1, 0, 0, // encapsulation
+		1, 0, 0, 0, 0x00, 0x65, 0xcd, 0x1d, // stamp 1.5 s
+		1, 0, 0, 0, 0, // frame_id ""
+		0, 0, 0, // pad
+		1, 0, 0, 0, // 1 status
+		1,                                          // level WARN
+		0, 0, 0, 5, 0, 0, 0, 'n', ':', ' ', 'x', 0, // name
+		0, 0, 0, 2, 0, 0, 0, 'm', 0, // message
+		0, 0, 3, 0, 0, 0, 'h', 'w', 0, // hardware_id
+		0, 1, 0, 0, 0, // pad, 1 value
+		2, 0, 0, 0, 'k', 0, 0, 0, 2, 0, 0, 0, 'v', 0}
+	require.Equal(t, want, b)
+	ts, err := stamp.HeaderStamp(b)
+	require.NoError(t, err)
+	require.Equal(t, stamp.Time(1_500_000_000), ts)
 }
