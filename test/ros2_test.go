@@ -291,6 +291,7 @@ func TestSynchronizer(t *testing.T) {
 		peers[i] = newPeer(t, fmt.Sprintf("/ta_test/s%d", i), fmt.Sprintf("/out%d", i), types[i])
 	}
 	matched := newPeer(t, "/ta_test/unused", "/ta_sync/matched", "timealign/msg/MatchedSet")
+	status := newPeer(t, "/ta_test/unused_status", "/ta_sync/status", "timealign/msg/SyncStatus")
 	for i, p := range append(peers, matched) {
 		waitFor(t, 10*time.Second, fmt.Sprintf("discovery of peer %d", i), func() bool {
 			n, err := p.pub.GetSubscriptionCount()
@@ -360,5 +361,15 @@ func TestSynchronizer(t *testing.T) {
 			require.Equal(t, fmt.Sprint("f", i), string(frame))
 		}
 	}
+	// ~/status (SyncStatus, 1 Hz) names the policy and the inputs.
+	waitFor(t, 5*time.Second, "a status", func() bool {
+		for _, b := range status.received() {
+			if bytes.Contains(b, []byte("approximate")) && bytes.Contains(b, []byte("/ta_test/s2")) &&
+				bytes.Contains(b, []byte("queue_full")) {
+				return true
+			}
+		}
+		return false
+	})
 	node.stop(t)
 }

@@ -12,6 +12,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
@@ -46,6 +47,7 @@ func run() error {
 		return err
 	}
 	prev := core.Status()
+	var buf []byte
 	return n.RunRewrite(rosnode.Rewrite{
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
 		Process: func(msg []byte, receive stamp.Time) (bool, error) {
@@ -54,6 +56,8 @@ func run() error {
 		},
 		Health: func() runtime.Diagnostic {
 			st := core.Status()
+			buf = clocksync.AppendStatusMsg(buf, stamp.Time(time.Now().UnixNano()), st, p.Config.PLL.FIFOSize, n.Inbox.Dropped())
+			n.PublishStatus("timealign/msg/ClockSyncStatus", buf)
 			d := clocksync.Diagnose(n.Name.FQN(), st, prev)
 			prev = st
 			return d

@@ -91,13 +91,20 @@ func run() error {
 	}
 	n.Info(fmt.Sprintf("matching %v with policy %s", inputs, p.Policy))
 	prev := core.Status()
+	var rates syncnode.Rates
+	var buf []byte
+	started := time.Now()
 	return n.Run(func(m runtime.Msg) {
 		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
 			n.Warn("dropped a malformed message on ", inputs[m.Input], ": ", err)
 		}
 	}, func() {
 		st := core.Status()
-		n.Report(core.Diagnose(n.Name.FQN(), inputs, st, prev, stamp.Time(time.Now().UnixNano())))
+		now := stamp.Time(time.Now().UnixNano())
+		r, setRate := rates.Update(st, time.Since(started))
+		buf = core.AppendStatusMsg(buf, now, st, inputs, r, setRate, core.Blocking(inputs, st, now))
+		n.PublishStatus("timealign/msg/SyncStatus", buf)
+		n.Report(core.Diagnose(n.Name.FQN(), inputs, st, prev, now))
 		prev = st
 	})
 }

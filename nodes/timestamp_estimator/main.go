@@ -13,11 +13,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
 )
 
 func main() {
@@ -55,12 +57,15 @@ func run() error {
 		}
 	}
 	prev := core.Status()
+	var buf []byte
 	return n.RunRewrite(rosnode.Rewrite{
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
 		Process: core.Process,
 		Other:   func(m runtime.Msg) { _ = core.Reference(m.Data) },
 		Health: func() runtime.Diagnostic {
 			st := core.Status()
+			buf = tsestnode.AppendStatusMsg(buf, stamp.Time(time.Now().UnixNano()), st, n.Inbox.Dropped())
+			n.PublishStatus("timealign/msg/TimestampEstimatorStatus", buf)
 			d := tsestnode.Diagnose(n.Name.FQN(), st, prev)
 			prev = st
 			return d

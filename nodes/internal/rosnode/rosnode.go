@@ -41,6 +41,9 @@ type Node struct {
 	diag       *rclgo.Publisher
 	diagFailed bool
 	diagBuf    []byte
+
+	status       *rclgo.Publisher
+	statusFailed bool
 }
 
 // Options size a node's inbox.
@@ -275,6 +278,27 @@ func (n *Node) RunRewrite(r Rewrite) error {
 			n.Report(r.Health())
 		}
 	})
+}
+
+// PublishStatus publishes a serialized status message of msgType on
+// ~/status (the publisher is made on first use).
+func (n *Node) PublishStatus(msgType string, msg []byte) {
+	if n.status == nil && !n.statusFailed {
+		name, err := n.Resolve("~/status")
+		if err == nil {
+			n.status, err = n.Publisher(name, msgType, params.ReliableQoS())
+		}
+		if err != nil {
+			n.statusFailed = true
+			n.Warn("no ~/status: ", err)
+			return
+		}
+	}
+	if n.status != nil {
+		if err := n.status.PublishSerialized(msg); err != nil {
+			n.Warn("publish ~/status: ", cleanErr(err))
+		}
+	}
 }
 
 // Report publishes the node's health on /diagnostics
