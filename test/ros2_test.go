@@ -373,3 +373,37 @@ func TestSynchronizer(t *testing.T) {
 	})
 	node.stop(t)
 }
+
+// TestRates: 1 kHz of sensor_msgs/Imu through timestamp_estimator with its
+// default QoS (best-effort input, keep last 5) on loopback. Every message
+// comes out on an idle machine; the bound leaves room for a loaded CI
+// machine, where best effort may lose a few.
+func TestRates(t *testing.T) {
+	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_rate",
+		"-r", "in:=/ta_test/rate_raw", "-r", "out:=/ta_test/rate", "-p", "message_type:=sensor_msgs/msg/Imu")
+	p := newPeer(t, "/ta_test/rate_raw", "/ta_test/rate", "sensor_msgs/msg/Imu")
+	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
+		n, err := p.pub.GetSubscriptionCount()
+		m, err2 := p.sub.GetPublisherCount()
+		return err == nil && err2 == nil && n > 0 && m > 0
+	})
+	const n = 3000
+	begin := time.Now()
+	base := stamp.Time(time.Now().UnixNano())
+	for i := 0; i < n; i++ {
+		at := time.Duration(i) * time.Millisecond
+		for time.Since(begin) < at {
+			time.Sleep(100 * time.Microsecond)
+		}
+		require.NoError(t, p.pub.PublishSerialized(cdrtest.Message(base.Add(at), "imu", 307)))
+	}
+	took := time.Since(begin)
+	deadline := time.Now().Add(3 * time.Second)
+	for len(p.received()) < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := len(p.received())
+	t.Logf("%d Imu messages at %.0f Hz in, %d out (%.2f %%)", n, float64(n)/took.Seconds(), got, 100*float64(got)/n)
+	require.GreaterOrEqual(t, got, n*995/1000)
+	node.stop(t)
+}

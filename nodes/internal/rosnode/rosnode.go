@@ -148,17 +148,21 @@ func (n *Node) Subscribe(input int, topic, msgType string, q params.QoS) error {
 	}
 	opts := &rclgo.SubscriptionOptions{Qos: qosProfile(q)}
 	sub, err := n.node.NewSubscription(topic, ts, opts, func(s *rclgo.Subscription) {
-		b, info, err := s.TakeSerializedMessage()
-		if err != nil {
-			return
+		// One wake-up may stand for several messages: take all that are
+		// there (bounded), so a shallow keep-last queue does not overflow.
+		for range 64 {
+			b, info, err := s.TakeSerializedMessage()
+			if err != nil {
+				return
+			}
+			// Humble's Cyclone RMW leaves the reception time at 0 (1970):
+			// then the node's clock stands in.
+			recv := stamp.Time(time.Now().UnixNano())
+			if info != nil && info.ReceivedTimestamp.UnixNano() > 0 {
+				recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
+			}
+			n.Inbox.Offer(input, b, recv)
 		}
-		// Humble's Cyclone RMW leaves the reception time at 0 (1970):
-		// then the node's clock stands in.
-		recv := stamp.Time(time.Now().UnixNano())
-		if info != nil && info.ReceivedTimestamp.UnixNano() > 0 {
-			recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
-		}
-		n.Inbox.Offer(input, b, recv)
 	})
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
