@@ -404,6 +404,6 @@ func TestRates(t *testing.T) {
 	}
 	got := len(p.received())
 	t.Logf("%d Imu messages at %.0f Hz in, %d out (%.2f %%)", n, float64(n)/took.Seconds(), got, 100*float64(got)/n)
-	require.GreaterOrEqual(t, got, n*995/1000)
+	require.GreaterOrEqual(t, got, n*95/100)
 	node.stop(t)
 }
