@@ -10,37 +10,21 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
-	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "clock_sync:", err)
-		os.Exit(1)
-	}
-}
+func main() { rosnode.Main("clock_sync", run) }
 
 func run() error {
-	n, err := rosnode.New("clock_sync", os.Args[1:], rosnode.Options{InboxSize: 256})
+	p := clocksync.DefaultParams()
+	n, err := rosnode.Setup("clock_sync", rosnode.Options{InboxSize: 256}, p.Validate, p.Bind)
 	if err != nil {
 		return err
-	}
-	p := clocksync.DefaultParams()
-	b := params.NewBinder(n.Params, p.Validate)
-	p.Bind(b)
-	if err := b.Declare(); err != nil {
-		return err
-	}
-	for _, is := range n.Params.Issues() {
-		n.Warn(is)
 	}
 	core, err := clocksync.New(p.Config)
 	if err != nil {

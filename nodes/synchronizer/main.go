@@ -12,7 +12,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/tiiuae/rclgo/pkg/rclgo"
@@ -20,30 +19,16 @@ import (
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "synchronizer:", err)
-		os.Exit(1)
-	}
-}
+func main() { rosnode.Main("synchronizer", run) }
 
 func run() error {
-	n, err := rosnode.New("synchronizer", os.Args[1:], rosnode.Options{InboxSize: 1024})
+	p := syncnode.DefaultParams()
+	n, err := rosnode.Setup("synchronizer", rosnode.Options{InboxSize: 1024}, p.Validate, p.Bind)
 	if err != nil {
 		return err
-	}
-	p := syncnode.DefaultParams()
-	b := params.NewBinder(n.Params, p.Validate)
-	p.Bind(b)
-	if err := b.Declare(); err != nil {
-		return err
-	}
-	for _, is := range n.Params.Issues() {
-		n.Warn(is)
 	}
 	if err := p.CheckTypes(); err != nil {
 		return err

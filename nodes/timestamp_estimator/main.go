@@ -11,37 +11,21 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
-	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "timestamp_estimator:", err)
-		os.Exit(1)
-	}
-}
+func main() { rosnode.Main("timestamp_estimator", run) }
 
 func run() error {
-	n, err := rosnode.New("timestamp_estimator", os.Args[1:], rosnode.Options{InboxSize: 256})
+	p := tsestnode.DefaultParams()
+	n, err := rosnode.Setup("timestamp_estimator", rosnode.Options{InboxSize: 256}, p.Validate, p.Bind)
 	if err != nil {
 		return err
-	}
-	p := tsestnode.DefaultParams()
-	b := params.NewBinder(n.Params, p.Validate)
-	p.Bind(b)
-	if err := b.Declare(); err != nil {
-		return err
-	}
-	for _, is := range n.Params.Issues() {
-		n.Warn(is)
 	}
 	core, err := tsestnode.New(p.Config)
 	if err != nil {

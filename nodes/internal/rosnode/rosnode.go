@@ -338,3 +338,32 @@ func (n *Node) Report(d runtime.Diagnostic) {
 		n.Warn(d.Message)
 	}
 }
+
+// Setup creates the node from the process arguments and declares its
+// parameters: bind registers them on a binder whose every change must pass
+// validate (the bound Config's check). Rejected or unknown overrides are
+// logged; the node runs with the defaults for those.
+func Setup(name string, o Options, validate func() error, bind func(*params.Binder)) (*Node, error) {
+	n, err := New(name, os.Args[1:], o)
+	if err != nil {
+		return nil, err
+	}
+	b := params.NewBinder(n.Params, validate)
+	bind(b)
+	if err := b.Declare(); err != nil {
+		return nil, err
+	}
+	for _, is := range n.Params.Issues() {
+		n.Warn(is)
+	}
+	return n, nil
+}
+
+// Main runs a node's run function and exits with status 1 and the error
+// on stderr if it fails.
+func Main(name string, run func() error) {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
