@@ -407,3 +407,48 @@ func TestRates(t *testing.T) {
 	require.GreaterOrEqual(t, got, n*95/100)
 	node.stop(t)
 }
+
+// ros2 runs the ros2 CLI with a time limit.
+func ros2(t *testing.T, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ros2", args...).CombinedOutput()
+	return string(out), err
+}
+
+// TestParameters: `ros2 param` lists, gets, sets (live) and describes the
+// node's parameters, and a bad value is rejected with the reason.
+func TestParameters(t *testing.T) {
+	if _, err := exec.LookPath("ros2"); err != nil {
+		t.Skip("ros2 CLI not on PATH")
+	}
+	t.Cleanup(func() { _, _ = ros2(t, "daemon", "stop") })
+	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_params", "-p", "message_type:=sensor_msgs/msg/Imu")
+	var out string
+	waitFor(t, 20*time.Second, "ros2 param list", func() bool {
+		o, err := ros2(t, "param", "list", "/ta_params")
+		out = o
+		return err == nil && strings.Contains(o, "window_sec")
+	})
+	for _, name := range []string{"loss_threshold", "message_type", "qos.in.reliability", "stamp_source", "window_sec"} {
+		require.Contains(t, out, name)
+	}
+	out, err := ros2(t, "param", "get", "/ta_params", "window_sec")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "2.0")
+	out, err = ros2(t, "param", "set", "/ta_params", "window_sec", "0.5")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "Set parameter successful")
+	out, err = ros2(t, "param", "get", "/ta_params", "window_sec")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "0.5")
+	out, _ = ros2(t, "param", "set", "/ta_params", "period_sec", "3.0")
+	require.Contains(t, out, "Setting parameter failed")
+	require.Contains(t, out, "Period (3s) must be shorter than Window (500ms)")
+	out, _ = ros2(t, "param", "set", "/ta_params", "message_type", "std_msgs/msg/Header")
+	require.Contains(t, out, "Setting parameter failed", "read-only")
+	out, err = ros2(t, "param", "describe", "/ta_params", "loss_threshold")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "Max value: 1000")
+	node.stop(t)
+}

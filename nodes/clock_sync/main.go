@@ -15,6 +15,7 @@ import (
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -30,6 +31,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	n.Params.AddApplier(func([]params.Parameter) {
+		// A parameter changed (already validated): restart the algorithm with it.
+		if c, err := clocksync.New(p.Config); err == nil {
+			core = c
+			n.Info("parameters changed: restarted")
+		}
+	})
 	prev := core.Status()
 	var buf []byte
 	return n.RunRewrite(rosnode.Rewrite{

@@ -16,6 +16,7 @@ import (
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -31,6 +32,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	n.Params.AddApplier(func([]params.Parameter) {
+		// A parameter changed (already validated): restart the algorithm with it.
+		if c, err := tsestnode.New(p.Config); err == nil {
+			core = c
+			n.Info("parameters changed: restarted")
+		}
+	})
 	if p.MessageType != "" {
 		ref, err := n.Resolve("reference")
 		if err != nil {
@@ -44,7 +52,7 @@ func run() error {
 	var buf []byte
 	return n.RunRewrite(rosnode.Rewrite{
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
-		Process: core.Process,
+		Process: func(msg []byte, r stamp.Time) (bool, error) { return core.Process(msg, r) }, // core may be replaced
 		Other:   func(m runtime.Msg) { _ = core.Reference(m.Data) },
 		Health: func() runtime.Diagnostic {
 			st := core.Status()

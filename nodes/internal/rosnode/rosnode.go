@@ -20,6 +20,7 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
+	rcl "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -44,6 +45,10 @@ type Node struct {
 
 	status       *rclgo.Publisher
 	statusFailed bool
+
+	calls   chan func()   // work for the owner goroutine (parameter requests)
+	closing chan struct{} // closed when the owner loop stops
+	events  *rcl.ParameterEventPublisher
 }
 
 // Options size a node's inbox.
@@ -85,7 +90,8 @@ func New(defaultName string, argv []string, o Options) (*Node, error) {
 	}
 	n := &Node{Args: args, Name: name, ctx: ctx, node: node, ws: ws,
 		Params: params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
-		Inbox:  runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20))}
+		Inbox:  runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20)),
+		calls:  make(chan func()), closing: make(chan struct{})}
 	if ovErr != nil {
 		n.Warn("parameter overrides: ", ovErr)
 	}
@@ -199,10 +205,13 @@ func (n *Node) Run(handle func(runtime.Msg), tick func()) error {
 	n.group.Go(func() { spinErr <- n.ws.Run(spin) })
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
+	n.publishEvents() // the declarations
 	var err error
 loop:
 	for {
 		select {
+		case f := <-n.calls:
+			f()
 		case m := <-n.Inbox.C():
 			handle(m)
 			n.Inbox.Release(m)
@@ -219,6 +228,7 @@ loop:
 			break loop
 		}
 	}
+	close(n.closing)
 	cancelSpin()
 	n.group.Wait()
 	return errors.Join(err, n.ctx.Close())
@@ -355,6 +365,9 @@ func Setup(name string, o Options, validate func() error, bind func(*params.Bind
 	}
 	for _, is := range n.Params.Issues() {
 		n.Warn(is)
+	}
+	if err := n.serveParameters(); err != nil {
+		n.Warn(err) // the node still runs, without ros2 param
 	}
 	return n, nil
 }
