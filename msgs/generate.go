@@ -12,3 +12,4 @@ package msgs
 
 //go:generate sh -c "rm -rf builtin_interfaces rcl_interfaces msgs.gen.go && go tool rclgo-gen generate -d . --include-package-deps rcl_interfaces --message-module-prefix github.com/timealign/timealign/msgs --cgo-flags-path ''"
 //go:generate sh -c "find . -name '*.gen.go' -exec sed -i -e '/^#cgo CFLAGS: \"-I/d' -e '/^#cgo LDFLAGS: \"-L/d' -e '1i //go:build ros2\\n' {} +"
+//go:generate gofmt -w .

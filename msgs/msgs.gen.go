@@ -6,6 +6,6 @@ package msgs
 
 import (
 	_ "github.com/timealign/timealign/msgs/builtin_interfaces/msg" //
-	_ "github.com/timealign/timealign/msgs/rcl_interfaces/msg" //
-	_ "github.com/timealign/timealign/msgs/rcl_interfaces/srv" //
+	_ "github.com/timealign/timealign/msgs/rcl_interfaces/msg"     //
+	_ "github.com/timealign/timealign/msgs/rcl_interfaces/srv"     //
 )
