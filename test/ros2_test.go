@@ -374,13 +374,14 @@ func TestSynchronizer(t *testing.T) {
 	node.stop(t)
 }
 
-// TestRates: 1 kHz of sensor_msgs/Imu through timestamp_estimator with its
-// default QoS (best-effort input, keep last 5) on loopback. Every message
-// comes out on an idle machine; the bound leaves room for a loaded CI
-// machine, where best effort may lose a few.
+// TestRates: 1 kHz of sensor_msgs/Imu through timestamp_estimator on
+// loopback, best-effort input with a queue of 100 (the default keep-last-5
+// also passes every message on an idle machine, but loses a few percent
+// when the machine is busy: size qos.in.depth for the rate).
 func TestRates(t *testing.T) {
 	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_rate",
-		"-r", "in:=/ta_test/rate_raw", "-r", "out:=/ta_test/rate", "-p", "message_type:=sensor_msgs/msg/Imu")
+		"-r", "in:=/ta_test/rate_raw", "-r", "out:=/ta_test/rate", "-p", "message_type:=sensor_msgs/msg/Imu",
+		"-p", "qos.in.depth:=100")
 	p := newPeer(t, "/ta_test/rate_raw", "/ta_test/rate", "sensor_msgs/msg/Imu")
 	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
@@ -404,7 +405,7 @@ func TestRates(t *testing.T) {
 	}
 	got := len(p.received())
 	t.Logf("%d Imu messages at %.0f Hz in, %d out (%.2f %%)", n, float64(n)/took.Seconds(), got, 100*float64(got)/n)
-	require.GreaterOrEqual(t, got, n*95/100)
+	require.GreaterOrEqual(t, got, n*99/100)
 	node.stop(t)
 }
 
