@@ -39,7 +39,7 @@ func run() error {
 			n.Info("parameters changed: restarted")
 		}
 	})
-	if p.MessageType != "" {
+	if _, err := rosnode.TypeSupport(p.MessageType); err == nil { // else RunRewrite reports it
 		ref, err := n.Resolve("reference")
 		if err != nil {
 			return err

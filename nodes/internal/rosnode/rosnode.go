@@ -234,6 +234,47 @@ loop:
 	return errors.Join(err, n.ctx.Close())
 }
 
+// discoverType waits until topic has a publisher in the ROS graph and
+// returns its type; false if the node was stopped first.
+func (n *Node) discoverType(topic string) (string, bool) {
+	n.Info("message_type not set: waiting for a publisher of ", topic, " to learn its type")
+	var found string
+	n.waitSignal(func() bool {
+		types, err := n.node.GetTopicNamesAndTypes(true)
+		if err != nil {
+			return false
+		}
+		if ts := types[topic]; len(ts) > 0 {
+			found = ts[0]
+			return true
+		}
+		return false
+	})
+	if found != "" {
+		n.Info(topic, " carries ", found)
+	}
+	return found, found != ""
+}
+
+// waitSignal polls done every 200 ms (never, if nil) until it reports true
+// or SIGINT/SIGTERM arrives.
+func (n *Node) waitSignal(done func() bool) {
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sig.Done():
+			return
+		case <-tick.C:
+			if done != nil && done() {
+				return
+			}
+		}
+	}
+}
+
 // Rewrite is a node that republishes one topic with rewritten messages.
 type Rewrite struct {
 	MessageType string     // of in and out
@@ -249,14 +290,25 @@ type Rewrite struct {
 }
 
 // RunRewrite subscribes `in`, publishes `out` and runs until SIGINT or
-// SIGTERM.
+// SIGTERM. Without a message type it takes the type of the first publisher
+// of `in` from the ROS graph; with a type that cannot be loaded it logs
+// the error and idles until stopped.
 func (n *Node) RunRewrite(r Rewrite) error {
-	if r.MessageType == "" {
-		return errors.New("parameter message_type is required (e.g. sensor_msgs/msg/Imu)")
-	}
 	in, err := n.Resolve("in")
 	if err != nil {
 		return err
+	}
+	if r.MessageType == "" {
+		t, ok := n.discoverType(in)
+		if !ok {
+			return nil // stopped while waiting
+		}
+		r.MessageType = t
+	}
+	if _, err := TypeSupport(r.MessageType); err != nil {
+		n.Error(err, "; set message_type to a valid type. Idle until stopped.")
+		n.waitSignal(nil)
+		return nil
 	}
 	outName, err := n.Resolve("out")
 	if err != nil {
