@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/timealign/timealign/pkg/stamp"
@@ -407,26 +408,57 @@ func (r *ring[T]) grow() {
 	r.buf, r.head = nb, 0
 }
 
-// scale returns trunc(d·f) as rclcpp's Duration·double does (a long double
-// product truncated toward zero), exactly for |d| < 2^53 ns.
+// scale returns d·f as rclcpp's Duration·double computes it on x86-64: the
+// product in 80-bit long double (a 64-bit significand, rounded to nearest
+// even), truncated toward zero. The result is bit-exact for every int64 d
+// and finite f (saturating where rclcpp would throw on overflow), so the age
+// penalty compares exactly as in the original even for durations near the
+// int64 range.
 func scale(d int64, f float64) int64 {
-	x := float64(d)
-	p := x * f
-	e := math.FMA(x, f, -p) // p + e is the exact product
-	t := math.Trunc(p)
-	if t == p {
-		switch {
-		case p > 0 && e < 0:
-			t--
-		case p < 0 && e > 0:
-			t++
-		}
+	if d == 0 || f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
 	}
-	if t >= math.MaxInt64 {
+	neg := (d < 0) != (f < 0)
+	a := uint64(d)
+	if d < 0 {
+		a = -a
+	}
+	fr, e := math.Frexp(math.Abs(f)) // |f| = fr·2^e, fr in [0.5, 1)
+	m := uint64(fr * (1 << 53))       // the 53-bit significand, exact
+	e -= 53
+	hi, lo := bits.Mul64(a, m) // the exact product, 128 bits
+	keep := lo
+	if hi != 0 {
+		// Round to a 64-bit significand, to nearest even.
+		shift := 64 - bits.LeadingZeros64(hi)
+		keep = hi<<(64-shift) | lo>>shift
+		rest := lo << (64 - shift) // the bits rounded off, left-aligned
+		const half = 1 << 63
+		if rest > half || rest == half && keep&1 == 1 {
+			keep++
+			if keep == 0 { // carried out: 2^64
+				keep, shift = half, shift+1
+			}
+		}
+		e += shift
+	}
+	var r uint64
+	switch {
+	case e >= 64 || e >= 0 && keep > math.MaxUint64>>e:
+		r = math.MaxUint64
+	case e >= 0:
+		r = keep << e
+	case e > -64:
+		r = keep >> -e // truncation toward zero
+	}
+	if neg {
+		if r >= 1<<63 {
+			return math.MinInt64
+		}
+		return -int64(r)
+	}
+	if r > math.MaxInt64 {
 		return math.MaxInt64
 	}
-	if t <= math.MinInt64 {
-		return math.MinInt64
-	}
-	return int64(t)
+	return int64(r)
 }
