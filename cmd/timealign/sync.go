@@ -138,7 +138,7 @@ func syncStatusJSON(st tsync.Status) map[string]any {
 	}
 	return map[string]any{
 		"policy": st.Policy.String(), "sets": st.Sets, "received": st.Received, "drops": drops,
-		"bad_topic": st.BadTopic, "out_of_order": st.OutOfOrder, "queue_fill": st.QueueFill,
+		"bad_topic": st.BadTopic, "out_of_order": st.OutOfOrder, "duplicate": st.Duplicate, "queue_fill": st.QueueFill,
 		"last_stamp_ns": st.LastStamp, "mean_spread_ns": st.MeanSpread, "max_spread_ns": st.MaxSpread,
 		"mean_latency_ns": st.MeanLatency, "max_latency_ns": st.MaxLatency,
 	}

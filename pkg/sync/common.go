@@ -219,6 +219,11 @@ type Status struct {
 	// OutOfOrder counts messages older than the previous one of their topic
 	// (handled as the original does, which warns once).
 	OutOfOrder []uint64 `json:"out_of_order"`
+	// Duplicate counts messages with the same stamp as the previous one of
+	// their topic. They are handled as the original does: ApproximateTime,
+	// ApproximateEpsilonTime and LatestTime queue them like any message;
+	// ExactTime replaces the pending one (a Replaced drop).
+	Duplicate []uint64 `json:"duplicate"`
 	// QueueFill is the number of messages held per topic.
 	QueueFill []int `json:"queue_fill"`
 	// LastStamp is the stamp of each topic's newest message (0: none yet):
@@ -268,7 +273,7 @@ func newStats[T any](cfg Config, onSet SetFunc[T], onDrop DropFunc[T]) stats[T] 
 	n := cfg.Topics
 	return stats[T]{onSet: onSet, onDrop: onDrop, st: Status{
 		Policy: cfg.Policy, Received: make([]uint64, n), Drops: make([][numReasons]uint64, n),
-		OutOfOrder: make([]uint64, n), QueueFill: make([]int, n), LastStamp: make([]stamp.Time, n),
+		OutOfOrder: make([]uint64, n), Duplicate: make([]uint64, n), QueueFill: make([]int, n), LastStamp: make([]stamp.Time, n),
 	}}
 }
 
@@ -283,8 +288,13 @@ func (s *stats[T]) receive(m Message[T]) bool {
 		return false
 	}
 	s.st.Received[m.Topic]++
-	if s.st.Received[m.Topic] > 1 && m.Stamp < s.st.LastStamp[m.Topic] {
-		s.st.OutOfOrder[m.Topic]++
+	if s.st.Received[m.Topic] > 1 {
+		switch {
+		case m.Stamp < s.st.LastStamp[m.Topic]:
+			s.st.OutOfOrder[m.Topic]++
+		case m.Stamp == s.st.LastStamp[m.Topic]:
+			s.st.Duplicate[m.Topic]++
+		}
 	}
 	s.st.LastStamp[m.Topic] = m.Stamp
 	return true
@@ -322,6 +332,7 @@ func (s *stats[T]) snapshot() Status {
 	st.Received = append([]uint64(nil), st.Received...)
 	st.Drops = append([][numReasons]uint64(nil), st.Drops...)
 	st.OutOfOrder = append([]uint64(nil), st.OutOfOrder...)
+	st.Duplicate = append([]uint64(nil), st.Duplicate...)
 	st.QueueFill = append([]int(nil), st.QueueFill...)
 	st.LastStamp = append([]stamp.Time(nil), st.LastStamp...)
 	return st
@@ -414,19 +425,35 @@ func (r *ring[T]) grow() {
 // and finite f (saturating where rclcpp would throw on overflow), so the age
 // penalty compares exactly as in the original even for durations near the
 // int64 range.
-func scale(d int64, f float64) int64 {
-	if d == 0 || f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+func scale(d int64, f float64) int64 { return newScaler(f).apply(d) }
+
+// scaler multiplies durations by one factor f = ±m·2^e (m the 53-bit
+// significand), decomposed once.
+type scaler struct {
+	m   uint64
+	e   int
+	neg bool
+}
+
+func newScaler(f float64) scaler {
+	if f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return scaler{}
+	}
+	fr, e := math.Frexp(math.Abs(f)) // |f| = fr·2^e, fr in [0.5, 1)
+	return scaler{m: uint64(fr * (1 << 53)), e: e - 53, neg: f < 0}
+}
+
+func (s scaler) apply(d int64) int64 {
+	if d == 0 || s.m == 0 {
 		return 0
 	}
-	neg := (d < 0) != (f < 0)
+	neg := (d < 0) != s.neg
 	a := uint64(d)
 	if d < 0 {
 		a = -a
 	}
-	fr, e := math.Frexp(math.Abs(f)) // |f| = fr·2^e, fr in [0.5, 1)
-	m := uint64(fr * (1 << 53))       // the 53-bit significand, exact
-	e -= 53
-	hi, lo := bits.Mul64(a, m) // the exact product, 128 bits
+	e := s.e
+	hi, lo := bits.Mul64(a, s.m) // the exact product, 128 bits
 	keep := lo
 	if hi != 0 {
 		// Round to a 64-bit significand, to nearest even.

@@ -147,6 +147,25 @@ func TestApproximateProperties(t *testing.T) {
 				}
 			}
 		}
+		// Sets are contiguous: between two consecutive sets there is a
+		// topic with no unused message (no room for another set), unless
+		// messages were dropped for other reasons than a better set.
+		if r.drops[QueueFull]+r.drops[MaxInterval]+r.drops[AfterDrop] == 0 {
+			for i := 1; i < len(r.sets); i++ {
+				room := 0
+				for tp := 0; tp < n; tp++ {
+					for _, m := range msgs {
+						if m.Topic == tp && m.Stamp > r.sets[i-1][tp] && m.Stamp < r.sets[i][tp] {
+							room++
+							break
+						}
+					}
+				}
+				if room == n {
+					rt.Fatalf("sets %d and %d are not contiguous: %v, %v", i-1, i, r.sets[i-1], r.sets[i])
+				}
+			}
+		}
 		for _, set := range r.sets {
 			lo, hi := slices.Min(set), slices.Max(set)
 			if cfg.MaxInterval > 0 && hi.Sub(lo) > cfg.MaxInterval {
