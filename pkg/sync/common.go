@@ -32,7 +32,8 @@ const (
 	// holding the newest has just lost a message to a full queue.
 	AfterDrop
 	// Replaced: ExactTime got a second message with the same stamp on the
-	// same topic; the first is dropped.
+	// same topic, or LatestTime a newer message before any set used the
+	// previous one; the earlier message is dropped.
 	Replaced
 	// BadTopic: the topic index is out of range.
 	BadTopic
