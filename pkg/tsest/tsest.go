@@ -111,7 +111,9 @@ type Status struct {
 	ExpectedLosses         uint64 `json:"expected_losses"`
 	RejectedExpectedLosses uint64 `json:"rejected_expected_losses"`
 	// WindowSize is the number of samples the answering fit covers;
-	// WindowCapacity the most it may hold.
+	// WindowCapacity the nominal number for two windows at the estimated
+	// period (delayed deliveries can add a few; MaxWindowSamples is the
+	// hard bound).
 	WindowSize     int `json:"window_size"`
 	WindowCapacity int `json:"window_capacity"`
 	// BaseTime is the receive time the current fit started at; each restart
