@@ -289,6 +289,7 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.pending = false
 	e.inferred = 0
 	e.mature = false
+	e.fits = 0
 	e.st.BaseTime = t
 }
 
@@ -483,8 +484,11 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 // lateness returns how many whole periods after the line's prediction for
 // index k the time t is, counting 0.9 period as one; negative if early.
 func (e *Estimator) lateness(t stamp.Time, k int64) int64 {
-	pred := e.line.At(float64(k - e.baseK))
-	return int64(math.Floor((float64(t-e.baseT)-pred)/e.period + 0.1))
+	d := float64(t-e.baseT) - e.line.At(float64(k-e.baseK))
+	if d >= -0.1*e.period && d < 0.9*e.period {
+		return 0 // on time: the common case, without a division
+	}
+	return int64(math.Floor(d/e.period + 0.1))
 }
 
 // flushPending settles the held suspect as following lost losses (it was
@@ -551,7 +555,11 @@ func (e *Estimator) fit(t stamp.Time) {
 		if e.fits++; e.fits%fitEvery == 0 {
 			l, _ := h.Fit(lo, hi)
 			if l.M > 0 {
-				a := min(1, fitEvery*e.smooth/e.window)
+				// Follow a drift over about a window, but while the fit is
+				// young weigh each slope by its span squared (slopes of
+				// longer spans are that much more precise): a gain of
+				// about 3/fits.
+				a := min(1, max(fitEvery*e.smooth/e.window, 3/float64(e.fits/fitEvery)))
 				e.smooth += a * (l.M - e.smooth)
 			}
 		}
