@@ -18,6 +18,10 @@ const MaxWindowSamples = 1 << 20
 // hull's fitted slope.
 const fitEvery = 4
 
+// warmup is how many samples the fit needs, without a known period, before
+// losses are inferred from timing.
+const warmup = 8
+
 // Config configures an Estimator. Start from DefaultConfig.
 type Config struct {
 	// Window is the span of receive time the line is fitted over: the fit
@@ -463,7 +467,12 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.st.LostSamplesTotal += uint64(n)
 		return n, false
 	}
-	if e.cfg.NeverInferLoss {
+	if e.cfg.NeverInferLoss || (e.prior <= 0 && e.hulls.Answering().Count() < warmup) {
+		// Without a known period, a young fit's slope is too uncertain
+		// to tell a loss from jitter: inferring one would lock the
+		// estimator on a fraction of the true period (3 samples taken
+		// for 2, with a loss counted every other sample). Wait for a few
+		// samples.
 		return 0, false
 	}
 	// A suspect. Guess a loss at once where the stream's suspects have
@@ -471,6 +480,15 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	guess := int64(0)
 	if e.cfg.LossThreshold <= 1 || (e.losses >= 2 && e.losses > 2*(e.bursts+e.lateOnly+e.st.Recounts)) {
 		guess = late
+	} else if e.bursts+e.lateOnly+e.st.Recounts == 0 && late > 1 && float64(late)*e.period <= e.window/4 {
+		// The stream has never delayed a sample by a period or more:
+		// only one period of this can be delay, the rest must be loss.
+		// A run of m lost samples then costs at most one period on the
+		// next sample, not m. Not once the stream has shown delays (a
+		// wrong guess costs its size on every sample queued behind the
+		// suspect, as estimates never go back), nor for silences over a
+		// quarter window.
+		guess = late - 1
 	}
 	e.pending, e.pendFrom, e.pendLost, e.pendGuess = true, e.k, late, guess
 	if guess > 0 {
@@ -503,6 +521,10 @@ func (e *Estimator) flushPending(lost int64) {
 		if lost > 0 && e.pendGuess == 0 {
 			e.losses++
 			e.inferred++
+		}
+		if lost == 0 && e.pendGuess > 0 {
+			e.losses--
+			e.inferred--
 		}
 		e.st.LostSamplesTotal = uint64(int64(e.st.LostSamplesTotal) + lost - e.pendGuess)
 	}
