@@ -20,7 +20,7 @@ const fitEvery = 4
 
 // warmup is how many samples the fit needs, without a known period, before
 // losses are inferred from timing.
-const warmup = 8
+const warmup = 32
 
 // Config configures an Estimator. Start from DefaultConfig.
 type Config struct {
@@ -173,6 +173,11 @@ type Estimator struct {
 	inferred  uint64 // losses inferred from timing since the fit started
 	mature    bool   // the fit covers enough samples to judge lateness
 
+	// Warm-up without a known period: the first samples' receive times.
+	warm bool
+	wu   [warmup]stamp.Time
+	wuN  int
+
 	announced int64
 	annTTL    int
 
@@ -295,6 +300,10 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.mature = false
 	e.fits = 0
 	e.st.BaseTime = t
+	// Without a period, the first samples are kept to settle their losses
+	// from their intervals once there are enough of them.
+	e.warm = e.prior <= 0 && !e.cfg.NeverInferLoss
+	e.wu[0], e.wuN = t, 1
 }
 
 func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time, error) {
@@ -341,7 +350,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	if e.started && t == e.lastRecv {
 		e.st.Duplicates++
 	}
-	hold := false
+	hold, settle := false, false
 
 	if !e.started || time.Duration(t-e.lastRecv) > e.cfg.Window {
 		if e.started {
@@ -351,11 +360,18 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.restart(t)
 		e.lastEst = stamp.Min
 	} else {
-		if !indexed {
+		switch {
+		case !indexed && e.warm && e.announced == 0:
+			e.wu[e.wuN] = t
+			e.wuN++
+			settle = e.wuN == warmup
+		case !indexed:
+			e.warm = false // announced losses place the samples
 			var lost int64
 			lost, hold = e.inferLoss(t)
 			step += lost
-		} else {
+		default:
+			e.warm = false // the indexes place the samples
 			e.flushPending(0)
 			if step > 1 {
 				e.st.LostSamplesTotal += uint64(step - 1)
@@ -378,6 +394,10 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.pendT = t
 	} else {
 		e.hulls.Push(x, y)
+	}
+	if settle {
+		e.settleWarmup()
+		x = float64(e.k - e.baseK)
 	}
 	if young := e.hulls.Young(); time.Duration(t-e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
 		e.switchHulls(t)
@@ -467,7 +487,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.st.LostSamplesTotal += uint64(n)
 		return n, false
 	}
-	if e.cfg.NeverInferLoss || (e.prior <= 0 && e.hulls.Answering().Count() < warmup) {
+	if e.cfg.NeverInferLoss || e.warm {
 		// Without a known period, a young fit's slope is too uncertain
 		// to tell a loss from jitter: inferring one would lock the
 		// estimator on a fraction of the true period (3 samples taken
@@ -532,6 +552,56 @@ func (e *Estimator) flushPending(lost int64) {
 	e.hulls.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
 }
 
+// settleWarmup ends the warm-up: the samples' intervals, against their
+// median (the period, while fewer than half of them follow a loss), show
+// the losses no line could yet (an interval of 1.6 medians or more); if
+// there were any, the hulls are rebuilt with the samples at their indexes.
+func (e *Estimator) settleWarmup() {
+	e.warm = false
+	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss {
+		return // the hulls switched during the warm-up: a very short window
+	}
+	var d [warmup - 1]int64
+	for i := range d {
+		d[i] = int64(e.wu[i+1] - e.wu[i])
+	}
+	sorted := d
+	for i := 1; i < len(sorted); i++ { // insertion sort, once per restart
+		for j := i; j > 0 && sorted[j] < sorted[j-1]; j-- {
+			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
+		}
+	}
+	m := float64(sorted[len(sorted)/2])
+	if m <= 0 || float64(sorted[0]) < m/2 {
+		return // bursts (or a jitter near the period): not clear enough
+	}
+	extra := int64(0)
+	for _, v := range d {
+		if float64(v) >= 1.6*m {
+			extra += int64(math.Round(float64(v)/m)) - 1
+		}
+	}
+	if extra == 0 {
+		return
+	}
+	e.hulls.Clear()
+	e.hulls.Young().Clear()
+	x := int64(0)
+	for i := range e.wuN {
+		if i > 0 {
+			step := int64(1)
+			if v := float64(d[i-1]); v >= 1.6*m {
+				step = int64(math.Round(v / m))
+			}
+			x += step
+		}
+		e.hulls.Push(float64(x), float64(e.wu[i]-e.baseT))
+	}
+	e.k = e.baseK + x
+	e.st.LostSamplesTotal += uint64(extra)
+	e.smooth, e.fits = 0, 0
+}
+
 // switchHulls lets the younger hull answer and re-bases the coordinates on
 // its first point, so they stay small.
 func (e *Estimator) switchHulls(t stamp.Time) {
@@ -540,6 +610,7 @@ func (e *Estimator) switchHulls(t stamp.Time) {
 	dk := int64(math.Round(x0))
 	dy := time.Duration(math.Round(y0))
 	e.hulls.Switch()
+	e.warm = false
 	e.hulls.Answering().Shift(float64(dk), float64(dy))
 	e.baseK += dk
 	e.baseT = e.baseT.Add(dy)
