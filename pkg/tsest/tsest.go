@@ -167,6 +167,7 @@ type Estimator struct {
 	pendFrom  int64 // index before the suspect
 	pendLost  int64 // whole periods late it showed
 	pendGuess int64 // losses assumed when it was stamped
+	frac      float64 // periods the suspect's stamp is moved towards a loss
 	losses    uint64
 	bursts    uint64
 	lateOnly  uint64
@@ -411,7 +412,8 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		if jit := time.Duration(y - lv); jit > e.st.MaxJitter {
 			e.st.MaxJitter = jit
 		}
-		est = e.baseT + stamp.Time(math.Round(lv-e.latency))
+		est = e.baseT + stamp.Time(math.Round(lv+e.frac*e.period-e.latency))
+		e.frac = 0
 	}
 	if !e.haveRef && est > t-stamp.Time(e.cfg.MinLatency) {
 		est = t - stamp.Time(e.cfg.MinLatency)
@@ -511,6 +513,14 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		guess = late - 1
 	}
 	e.pending, e.pendFrom, e.pendLost, e.pendGuess = true, e.k, late, guess
+	if rest := late - guess; rest > 0 && e.losses > 0 {
+		// Late or lost, the next sample will tell; until then the stamp
+		// that errs least on average is between the two, weighted by how
+		// often the stream's suspects have turned out to follow losses.
+		// A stream that never lost a sample keeps the late stamp.
+		p := float64(e.losses) / float64(e.losses+e.bursts+e.lateOnly+e.st.Recounts+1)
+		e.frac = p * float64(rest)
+	}
 	if guess > 0 {
 		e.inferred++
 		e.losses++
