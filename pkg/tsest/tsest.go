@@ -351,7 +351,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	if e.started && t == e.lastRecv {
 		e.st.Duplicates++
 	}
-	hold, settle := false, false
+	hold := false
 
 	if !e.started || time.Duration(t-e.lastRecv) > e.cfg.Window {
 		if e.started {
@@ -362,12 +362,16 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.lastEst = stamp.Min
 	} else {
 		switch {
-		case !indexed && e.warm && e.announced == 0:
+		case !indexed && e.warm && e.announced == 0 && e.wuN < warmup-1:
 			e.wu[e.wuN] = t
 			e.wuN++
-			settle = e.wuN == warmup
 		case !indexed:
-			e.warm = false // announced losses place the samples
+			if e.warm && e.announced == 0 {
+				e.wu[e.wuN] = t
+				e.wuN++
+				e.settleWarmup()
+			}
+			e.warm = false // or announced losses place the samples
 			var lost int64
 			lost, hold = e.inferLoss(t)
 			step += lost
@@ -395,10 +399,6 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.pendT = t
 	} else {
 		e.hulls.Push(x, y)
-	}
-	if settle {
-		e.settleWarmup()
-		x = float64(e.k - e.baseK)
 	}
 	if young := e.hulls.Young(); time.Duration(t-e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
 		e.switchHulls(t)
@@ -564,8 +564,9 @@ func (e *Estimator) flushPending(lost int64) {
 
 // settleWarmup ends the warm-up: the samples' intervals, against their
 // median (the period, while fewer than half of them follow a loss), show
-// the losses no line could yet (an interval of 1.6 medians or more); if
-// there were any, the hulls are rebuilt with the samples at their indexes.
+// the losses no line could yet (an interval of 1.6 medians or more, not
+// made up by the next one); if there were any, the hulls are rebuilt with
+// the samples at their indexes.
 func (e *Estimator) settleWarmup() {
 	e.warm = false
 	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss {
@@ -585,11 +586,20 @@ func (e *Estimator) settleWarmup() {
 	if m <= 0 || float64(sorted[0]) < m/2 {
 		return // bursts (or a jitter near the period): not clear enough
 	}
+	// lost[i] samples were lost before sample i+1. A long interval
+	// followed by a short one is a delayed sample, not a loss: the pair
+	// must show the loss too. The newest sample, whose interval has no
+	// successor yet, is left to the live inference.
+	var lost [warmup - 1]int64
 	extra := int64(0)
-	for _, v := range d {
-		if float64(v) >= 1.6*m {
-			extra += int64(math.Round(float64(v)/m)) - 1
+	for i, v := range d[:len(d)-1] {
+		if float64(v) < 1.6*m {
+			continue
 		}
+		n := int64(math.Round(float64(v)/m)) - 1
+		n = min(n, max(0, int64(math.Round(float64(v+d[i+1])/m))-2))
+		lost[i] = n
+		extra += n
 	}
 	if extra == 0 {
 		return
@@ -597,19 +607,16 @@ func (e *Estimator) settleWarmup() {
 	e.hulls.Clear()
 	e.hulls.Young().Clear()
 	x := int64(0)
-	for i := range e.wuN {
+	for i := range e.wuN - 1 {
 		if i > 0 {
-			step := int64(1)
-			if v := float64(d[i-1]); v >= 1.6*m {
-				step = int64(math.Round(v / m))
-			}
-			x += step
+			x += 1 + lost[i-1]
 		}
 		e.hulls.Push(float64(x), float64(e.wu[i]-e.baseT))
 	}
 	e.k = e.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
 	e.smooth, e.fits = 0, 0
+	e.fit(e.wu[e.wuN-2]) // the line the newest sample is judged against
 }
 
 // switchHulls lets the younger hull answer and re-bases the coordinates on
