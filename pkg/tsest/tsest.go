@@ -115,9 +115,11 @@ type Status struct {
 	ExpectedLosses         uint64 `json:"expected_losses"`
 	RejectedExpectedLosses uint64 `json:"rejected_expected_losses"`
 	// WindowSize is the number of samples the answering fit covers;
-	// WindowCapacity the most it may hold.
+	// WindowCapacity the most it may hold; WindowLost the lost samples
+	// between them (Rock's lost_samples).
 	WindowSize     int `json:"window_size"`
 	WindowCapacity int `json:"window_capacity"`
+	WindowLost     int `json:"lost_samples"`
 	// BaseTime is the receive time the current fit started at; each restart
 	// (gap, clock step, Reset) counts in BaseTimeResets, and
 	// BaseTimeResetOffset is how far the line moved at the last one.
@@ -164,9 +166,9 @@ type Estimator struct {
 	// late; its estimate is given at once.
 	pending   bool
 	pendT     stamp.Time
-	pendFrom  int64 // index before the suspect
-	pendLost  int64 // whole periods late it showed
-	pendGuess int64 // losses assumed when it was stamped
+	pendFrom  int64   // index before the suspect
+	pendLost  int64   // whole periods late it showed
+	pendGuess int64   // losses assumed when it was stamped
 	frac      float64 // periods the suspect's stamp is moved towards a loss
 	losses    uint64
 	bursts    uint64
@@ -178,6 +180,8 @@ type Estimator struct {
 	warm bool
 	wu   [warmup]stamp.Time
 	wuN  int
+	// wuAnn: losses were announced during the warm-up.
+	wuAnn bool
 
 	announced int64
 	annTTL    int
@@ -272,7 +276,11 @@ func (e *Estimator) Status() Status {
 	s.Period = e.Period()
 	s.Latency = e.Latency()
 	s.HaveEstimate = e.HaveEstimate()
-	s.WindowSize = e.hulls.Answering().Count()
+	h := e.hulls.Answering()
+	s.WindowSize = h.Count()
+	if n := h.Count(); n > 0 {
+		s.WindowLost = max(0, int(math.Round(h.Span()))-(n-1))
+	}
 	s.WindowCapacity = MaxWindowSamples
 	if e.period > 0 {
 		s.WindowCapacity = int(min(MaxWindowSamples, 2*e.window/e.period+1))
@@ -304,7 +312,7 @@ func (e *Estimator) restart(t stamp.Time) {
 	// Without a period, the first samples are kept to settle their losses
 	// from their intervals once there are enough of them.
 	e.warm = e.prior <= 0 && !e.cfg.NeverInferLoss
-	e.wu[0], e.wuN = t, 1
+	e.wu[0], e.wuN, e.wuAnn = t, 1, false
 }
 
 func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time, error) {
@@ -362,16 +370,22 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.lastEst = stamp.Min
 	} else {
 		switch {
-		case !indexed && e.warm && e.announced == 0 && e.wuN < warmup-1:
+		case !indexed && e.warm && e.wuN < warmup-1:
 			e.wu[e.wuN] = t
 			e.wuN++
+			if n := e.announced; n > 0 {
+				// Announced: trusted, and the intervals no longer tell.
+				e.announced, e.st.ExpectedLosses = 0, 0
+				e.st.LostSamplesTotal += uint64(n)
+				step += n
+				e.wuAnn = true
+			}
 		case !indexed:
-			if e.warm && e.announced == 0 {
+			if e.warm {
 				e.wu[e.wuN] = t
 				e.wuN++
 				e.settleWarmup()
 			}
-			e.warm = false // or announced losses place the samples
 			var lost int64
 			lost, hold = e.inferLoss(t)
 			step += lost
@@ -449,7 +463,11 @@ func (e *Estimator) indexPlausible(t stamp.Time, d uint64) bool {
 func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	if !e.haveLine || e.period <= 0 {
 		e.flushPending(0)
-		return 0, false
+		// No period to check announced losses against: trust them.
+		n := e.announced
+		e.announced, e.st.ExpectedLosses = 0, 0
+		e.st.LostSamplesTotal += uint64(n)
+		return n, false
 	}
 	if e.pending {
 		late := e.lateness(t, e.k+1)
@@ -478,6 +496,13 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.st.Recounts++
 		e.restart(t)
 		return 0, false
+	}
+	if late < 1 && e.announced > 0 {
+		// Announced, and the line (young, or drifting) sees no gap: the
+		// interval since the previous sample may still show it.
+		if gap := float64(t - e.lastRecv); gap >= 1.5*e.period {
+			late = int64(math.Round(gap/e.period)) - 1
+		}
 	}
 	if late < 1 {
 		return 0, false
@@ -563,43 +588,49 @@ func (e *Estimator) flushPending(lost int64) {
 }
 
 // settleWarmup ends the warm-up: the samples' intervals, against their
-// median (the period, while fewer than half of them follow a loss), show
-// the losses no line could yet (an interval of 1.6 medians or more, not
-// made up by the next one); if there were any, the hulls are rebuilt with
-// the samples at their indexes.
+// mean (the period, once the losses are taken out), show the losses no
+// line could yet (an interval of 1.5 periods or more, not made up by the
+// next one); if there were any, the hulls are rebuilt with the samples at
+// their indexes.
 func (e *Estimator) settleWarmup() {
 	e.warm = false
-	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss {
+	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss || e.wuAnn {
 		return // the hulls switched during the warm-up: a very short window
 	}
 	var d [warmup - 1]int64
 	for i := range d {
 		d[i] = int64(e.wu[i+1] - e.wu[i])
 	}
-	sorted := d
-	for i := 1; i < len(sorted); i++ { // insertion sort, once per restart
-		for j := i; j > 0 && sorted[j] < sorted[j-1]; j-- {
-			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
-		}
+	// The period: the mean interval, then the mean with the losses found
+	// (bounded jitter cannot move it, unlike a median of intervals that
+	// alternate long and short).
+	span := float64(e.wu[len(e.wu)-1] - e.wu[0])
+	m := span / float64(len(d))
+	if m <= 0 {
+		return
 	}
-	m := float64(sorted[len(sorted)/2])
-	if m <= 0 || float64(sorted[0]) < m/2 {
-		return // bursts (or a jitter near the period): not clear enough
-	}
-	// lost[i] samples were lost before sample i+1. A long interval
-	// followed by a short one is a delayed sample, not a loss: the pair
-	// must show the loss too. The newest sample, whose interval has no
-	// successor yet, is left to the live inference.
 	var lost [warmup - 1]int64
 	extra := int64(0)
-	for i, v := range d[:len(d)-1] {
-		if float64(v) < 1.6*m {
-			continue
+	for range 4 {
+		extra = 0
+		for i, v := range d {
+			lost[i] = 0
+			if v <= 0 || float64(v) < 0.4*m {
+				return // bursts (or a jitter near the period): not clear enough
+			}
+			// lost[i] samples were lost before sample i+1. A long interval
+			// followed by a short one is a delayed sample, not a loss: the
+			// pair must show the loss too. The newest sample, whose
+			// interval has no successor yet, is left to the live inference.
+			if i == len(d)-1 || float64(v) < 1.5*m {
+				continue
+			}
+			deficit := max(0, m-float64(d[i+1])) // what a delay would owe
+			n := max(0, int64(math.Round((float64(v)-deficit)/m))-1)
+			lost[i] = n
+			extra += n
 		}
-		n := int64(math.Round(float64(v)/m)) - 1
-		n = min(n, max(0, int64(math.Round(float64(v+d[i+1])/m))-2))
-		lost[i] = n
-		extra += n
+		m = span / float64(int64(len(d))+extra)
 	}
 	if extra == 0 {
 		return
