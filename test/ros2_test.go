@@ -291,6 +291,7 @@ func TestSynchronizer(t *testing.T) {
 		peers[i] = newPeer(t, fmt.Sprintf("/ta_test/s%d", i), fmt.Sprintf("/out%d", i), types[i])
 	}
 	matched := newPeer(t, "/ta_test/unused", "/ta_sync/matched", "timealign/msg/MatchedSet")
+	status := newPeer(t, "/ta_test/unused_status", "/ta_sync/status", "timealign/msg/SyncStatus")
 	for i, p := range append(peers, matched) {
 		waitFor(t, 10*time.Second, fmt.Sprintf("discovery of peer %d", i), func() bool {
 			n, err := p.pub.GetSubscriptionCount()
@@ -360,5 +361,95 @@ func TestSynchronizer(t *testing.T) {
 			require.Equal(t, fmt.Sprint("f", i), string(frame))
 		}
 	}
+	// ~/status (SyncStatus, 1 Hz) names the policy and the inputs.
+	waitFor(t, 5*time.Second, "a status", func() bool {
+		for _, b := range status.received() {
+			if bytes.Contains(b, []byte("approximate")) && bytes.Contains(b, []byte("/ta_test/s2")) &&
+				bytes.Contains(b, []byte("queue_full")) {
+				return true
+			}
+		}
+		return false
+	})
+	node.stop(t)
+}
+
+// TestRates: 1 kHz of sensor_msgs/Imu through timestamp_estimator on
+// loopback, best-effort input with a queue of 100 (the default keep-last-5
+// also passes every message on an idle machine, but loses a few percent
+// when the machine is busy: size qos.in.depth for the rate).
+func TestRates(t *testing.T) {
+	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_rate",
+		"-r", "in:=/ta_test/rate_raw", "-r", "out:=/ta_test/rate", "-p", "message_type:=sensor_msgs/msg/Imu",
+		"-p", "qos.in.depth:=100")
+	p := newPeer(t, "/ta_test/rate_raw", "/ta_test/rate", "sensor_msgs/msg/Imu")
+	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
+		n, err := p.pub.GetSubscriptionCount()
+		m, err2 := p.sub.GetPublisherCount()
+		return err == nil && err2 == nil && n > 0 && m > 0
+	})
+	const n = 3000
+	begin := time.Now()
+	base := stamp.Time(time.Now().UnixNano())
+	for i := 0; i < n; i++ {
+		at := time.Duration(i) * time.Millisecond
+		for time.Since(begin) < at {
+			time.Sleep(100 * time.Microsecond)
+		}
+		require.NoError(t, p.pub.PublishSerialized(cdrtest.Message(base.Add(at), "imu", 307)))
+	}
+	took := time.Since(begin)
+	deadline := time.Now().Add(3 * time.Second)
+	for len(p.received()) < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := len(p.received())
+	t.Logf("%d Imu messages at %.0f Hz in, %d out (%.2f %%)", n, float64(n)/took.Seconds(), got, 100*float64(got)/n)
+	require.GreaterOrEqual(t, got, n*99/100)
+	node.stop(t)
+}
+
+// ros2 runs the ros2 CLI with a time limit.
+func ros2(t *testing.T, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ros2", args...).CombinedOutput()
+	return string(out), err
+}
+
+// TestParameters: `ros2 param` lists, gets, sets (live) and describes the
+// node's parameters, and a bad value is rejected with the reason.
+func TestParameters(t *testing.T) {
+	if _, err := exec.LookPath("ros2"); err != nil {
+		t.Skip("ros2 CLI not on PATH")
+	}
+	t.Cleanup(func() { _, _ = ros2(t, "daemon", "stop") })
+	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_params", "-p", "message_type:=sensor_msgs/msg/Imu")
+	var out string
+	waitFor(t, 20*time.Second, "ros2 param list", func() bool {
+		o, err := ros2(t, "param", "list", "/ta_params")
+		out = o
+		return err == nil && strings.Contains(o, "window_sec")
+	})
+	for _, name := range []string{"loss_threshold", "message_type", "qos.in.reliability", "stamp_source", "window_sec"} {
+		require.Contains(t, out, name)
+	}
+	out, err := ros2(t, "param", "get", "/ta_params", "window_sec")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "2.0")
+	out, err = ros2(t, "param", "set", "/ta_params", "window_sec", "0.5")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "Set parameter successful")
+	out, err = ros2(t, "param", "get", "/ta_params", "window_sec")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "0.5")
+	out, _ = ros2(t, "param", "set", "/ta_params", "period_sec", "3.0")
+	require.Contains(t, out, "Setting parameter failed")
+	require.Contains(t, out, "Period (3s) must be shorter than Window (500ms)")
+	out, _ = ros2(t, "param", "set", "/ta_params", "message_type", "std_msgs/msg/Header")
+	require.Contains(t, out, "Setting parameter failed", "read-only")
+	out, err = ros2(t, "param", "describe", "/ta_params", "loss_threshold")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "Max value: 1000")
 	node.stop(t)
 }

@@ -15,13 +15,15 @@ const syncDoc = `
 Matches messages of N topics into sets with a ROS message_filters policy
 (pkg/sync), set for set as the C++ original, for any number of topics.
 
-Input:  topic,stamp_ns[,arrival_ns] in arrival order; topic is 0..N-1,
-        stamp_ns the header stamp; arrival_ns (optional) the arrival time,
-        which the latest policy's rate estimates and the latency figures use
-        (without it, the stamp stands for the arrival time)
+Input:  topic,stamp_ns[,arrival_ns] in arrival order; topic is 0..N-1
+        (another index is a counted bad_topic drop), stamp_ns the header
+        stamp; arrival_ns (optional) the arrival time, which the latest
+        policy's rate estimates and the latency figures use (without it,
+        or where it is empty, the stamp stands for the arrival time)
 Output: t0,...,t{N-1}: the stamps of each published set, in topic order
---drops FILE: topic,stamp_ns,reason for every dropped message (reasons:
-        queue_full, not_matched, max_interval, after_drop, replaced, bad_topic)
+--drops FILE: topic,stamp_ns,reason for every dropped message, when it is
+        dropped (reasons: queue_full, not_matched, max_interval, after_drop,
+        replaced, bad_topic)
 --status FILE: the final status as JSON (sets, drops by topic and reason,
         spreads, latencies, queue fill, each topic's last stamp)
 
@@ -107,9 +109,8 @@ func syncStream(cfg tsync.Config, in io.Reader, name string, w, dw io.Writer) (*
 		if err != nil {
 			return flush(err)
 		}
-		if topic < 0 || topic >= int64(cfg.Topics) {
-			return flush(row.Errorf(0, "topic %d is out of range 0..%d (--topics %d)", topic, cfg.Topics-1, cfg.Topics))
-		}
+		// A topic out of range 0..N-1 is not an error: the policy counts it
+		// as a bad_topic drop.
 		t, err := row.Stamp(1)
 		if err != nil {
 			return flush(err)
@@ -137,7 +138,7 @@ func syncStatusJSON(st tsync.Status) map[string]any {
 	}
 	return map[string]any{
 		"policy": st.Policy.String(), "sets": st.Sets, "received": st.Received, "drops": drops,
-		"bad_topic": st.BadTopic, "out_of_order": st.OutOfOrder, "queue_fill": st.QueueFill,
+		"bad_topic": st.BadTopic, "out_of_order": st.OutOfOrder, "duplicate": st.Duplicate, "queue_fill": st.QueueFill,
 		"last_stamp_ns": st.LastStamp, "mean_spread_ns": st.MeanSpread, "max_spread_ns": st.MaxSpread,
 		"mean_latency_ns": st.MeanLatency, "max_latency_ns": st.MaxLatency,
 	}

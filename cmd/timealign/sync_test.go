@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/internal/benchdata"
 )
 
 func TestSyncDropsAndStatus(t *testing.T) {
@@ -51,7 +54,9 @@ func TestSyncAlignErrors(t *testing.T) {
 		{"", []string{"sync", "--policy", "best"}, 2, `Policy "best" is unknown`},
 		{"", []string{"sync", "--lower-bounds", "1s"}, 2, "LowerBounds has 1 entries"},
 		{"", []string{"sync", "--max-interval", "-1s"}, 2, "MaxInterval"},
-		{"topic,stamp_ns\n0,5\n2,7\n", []string{"sync"}, 1, "stdin:3:1 (column \"topic\"): bad value: topic 2 is out of range 0..1"},
+		{"topic,stamp_ns\n0,5\nx,7\n", []string{"sync"}, 1, "stdin:3:1 (column \"topic\")"},
+		{"topic,stamp_ns\n0,5\n1,x\n", []string{"sync"}, 1, "stdin:3:2 (column \"stamp_ns\")"},
+		{"topic,stamp_ns,arrival_ns\n0,5,x\n", []string{"sync"}, 1, "stdin:2:3 (column \"arrival_ns\")"},
 		{"topic,stamp\n", []string{"sync"}, 1, "unexpected header"},
 		{"", []string{"align"}, 2, "--periods is required"},
 		{"", []string{"align", "--periods", "1s", "--buffer-sizes", "1,2"}, 2, "--buffer-sizes has 2 entries"},
@@ -68,4 +73,86 @@ func TestSyncAlignErrors(t *testing.T) {
 	out, _, code := runCmd(t, "event,stream,stamp_ns\npush,3,5\npush,0,6\ndrain,,\n", "align", "--periods", "0s", "--buffer-sizes", "0", "--timeout", "0s")
 	require.Equal(t, 0, code)
 	require.Equal(t, "stream,stamp_ns\n0,6\n", out)
+}
+
+// syncVectors lists the vectors of message_filters' originals: the
+// committed oracle vectors (all four policies) and, when shared/bench is
+// present, the upstream unit tests.
+func syncVectors(t *testing.T) []string {
+	files, err := filepath.Glob(filepath.Join("testdata", "sync_oracle", "*.args"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	if root := benchdata.Root(); root != "" {
+		up, err := filepath.Glob(filepath.Join(root, "sync", "*.args"))
+		require.NoError(t, err)
+		files = append(files, up...)
+	}
+	return files
+}
+
+// TestSyncOracleVectors requires the sets message_filters publishes, and
+// checks the accounting: every input message is in a set, dropped (with a
+// reason, in the --drops file) or still queued.
+func TestSyncOracleVectors(t *testing.T) {
+	for _, af := range syncVectors(t) {
+		name := strings.TrimSuffix(af, ".args")
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			args, err := os.ReadFile(af)
+			require.NoError(t, err)
+			want, err := os.ReadFile(name + ".sets.csv")
+			require.NoError(t, err)
+			in, err := os.ReadFile(name + ".csv")
+			require.NoError(t, err)
+			dir := t.TempDir()
+			drops, status := filepath.Join(dir, "drops.csv"), filepath.Join(dir, "status.json")
+			argv := append([]string{"sync", "--drops", drops, "--status", status}, strings.Fields(string(args))...)
+			out, errOut, code := runCmd(t, string(in), argv...)
+			require.Equal(t, 0, code, errOut)
+			require.Equal(t, string(want), out)
+
+			b, err := os.ReadFile(status)
+			require.NoError(t, err)
+			var st struct {
+				Policy    string           `json:"policy"`
+				Sets      int              `json:"sets"`
+				Received  []int            `json:"received"`
+				QueueFill []int            `json:"queue_fill"`
+				Drops     []map[string]int `json:"drops"`
+			}
+			require.NoError(t, json.Unmarshal(b, &st))
+			d, err := os.ReadFile(drops)
+			require.NoError(t, err)
+			dropRows := strings.Split(strings.TrimSpace(string(d)), "\n")[1:]
+			perTopic := make([]int, len(st.Received))
+			for _, row := range dropRows {
+				var topic int
+				_, err := fmt.Sscanf(row, "%d,", &topic)
+				require.NoError(t, err, row)
+				perTopic[topic]++
+			}
+			for topic, n := range st.Received {
+				counted := 0
+				for _, k := range st.Drops[topic] {
+					counted += k
+				}
+				require.Equal(t, perTopic[topic], counted, "topic %d: drops file vs status", topic)
+				if st.Policy == "latest" {
+					continue // a latest message can be in many sets
+				}
+				require.Equal(t, n, st.Sets+perTopic[topic]+st.QueueFill[topic], "topic %d: received = in sets + dropped + queued", topic)
+			}
+		})
+	}
+}
+
+// TestSyncBadTopic: a topic index out of range is a counted drop.
+func TestSyncBadTopic(t *testing.T) {
+	dir := t.TempDir()
+	drops := filepath.Join(dir, "drops.csv")
+	out, errOut, code := runCmd(t, "topic,stamp_ns\n0,5\n2,7\n-1,8\n1,5\n", "sync", "--drops", drops)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "t0,t1\n5,5\n", out)
+	d, err := os.ReadFile(drops)
+	require.NoError(t, err)
+	require.Equal(t, "topic,stamp_ns,reason\n2,7,bad_topic\n-1,8,bad_topic\n", string(d))
 }

@@ -10,8 +10,7 @@
 package main
 
 import (
-	"fmt"
-	"os"
+	"time"
 
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
@@ -20,32 +19,27 @@ import (
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "clock_sync:", err)
-		os.Exit(1)
-	}
-}
+func main() { rosnode.Main("clock_sync", run) }
 
 func run() error {
-	n, err := rosnode.New("clock_sync", os.Args[1:], rosnode.Options{InboxSize: 256})
+	p := clocksync.DefaultParams()
+	n, err := rosnode.Setup("clock_sync", rosnode.Options{InboxSize: 256}, p.Validate, p.Bind)
 	if err != nil {
 		return err
-	}
-	p := clocksync.DefaultParams()
-	b := params.NewBinder(n.Params, p.Validate)
-	p.Bind(b)
-	if err := b.Declare(); err != nil {
-		return err
-	}
-	for _, is := range n.Params.Issues() {
-		n.Warn(is)
 	}
 	core, err := clocksync.New(p.Config)
 	if err != nil {
 		return err
 	}
+	n.Params.AddApplier(func([]params.Parameter) {
+		// A parameter changed (already validated): restart the algorithm with it.
+		if c, err := clocksync.New(p.Config); err == nil {
+			core = c
+			n.Info("parameters changed: restarted")
+		}
+	})
 	prev := core.Status()
+	var buf []byte
 	return n.RunRewrite(rosnode.Rewrite{
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
 		Process: func(msg []byte, receive stamp.Time) (bool, error) {
@@ -54,6 +48,8 @@ func run() error {
 		},
 		Health: func() runtime.Diagnostic {
 			st := core.Status()
+			buf = clocksync.AppendStatusMsg(buf, stamp.Time(time.Now().UnixNano()), st, p.Config.PLL.FIFOSize, n.Inbox.Dropped())
+			n.PublishStatus("timealign/msg/ClockSyncStatus", buf)
 			d := clocksync.Diagnose(n.Name.FQN(), st, prev)
 			prev = st
 			return d

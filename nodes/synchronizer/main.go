@@ -12,7 +12,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/tiiuae/rclgo/pkg/rclgo"
@@ -20,30 +19,16 @@ import (
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "synchronizer:", err)
-		os.Exit(1)
-	}
-}
+func main() { rosnode.Main("synchronizer", run) }
 
 func run() error {
-	n, err := rosnode.New("synchronizer", os.Args[1:], rosnode.Options{InboxSize: 1024})
+	p := syncnode.DefaultParams()
+	n, err := rosnode.Setup("synchronizer", rosnode.Options{InboxSize: 1024}, p.Validate, p.Bind)
 	if err != nil {
 		return err
-	}
-	p := syncnode.DefaultParams()
-	b := params.NewBinder(n.Params, p.Validate)
-	p.Bind(b)
-	if err := b.Declare(); err != nil {
-		return err
-	}
-	for _, is := range n.Params.Issues() {
-		n.Warn(is)
 	}
 	if err := p.CheckTypes(); err != nil {
 		return err
@@ -91,13 +76,20 @@ func run() error {
 	}
 	n.Info(fmt.Sprintf("matching %v with policy %s", inputs, p.Policy))
 	prev := core.Status()
+	var rates syncnode.Rates
+	var buf []byte
+	started := time.Now()
 	return n.Run(func(m runtime.Msg) {
 		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
 			n.Warn("dropped a malformed message on ", inputs[m.Input], ": ", err)
 		}
 	}, func() {
 		st := core.Status()
-		n.Report(core.Diagnose(n.Name.FQN(), inputs, st, prev, stamp.Time(time.Now().UnixNano())))
+		now := stamp.Time(time.Now().UnixNano())
+		r, setRate := rates.Update(st, time.Since(started))
+		buf = core.AppendStatusMsg(buf, now, st, inputs, r, setRate, core.Blocking(inputs, st, now))
+		n.PublishStatus("timealign/msg/SyncStatus", buf)
+		n.Report(core.Diagnose(n.Name.FQN(), inputs, st, prev, now))
 		prev = st
 	})
 }

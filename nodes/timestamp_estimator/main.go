@@ -11,41 +11,35 @@
 package main
 
 import (
-	"fmt"
-	"os"
+	"time"
 
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "timestamp_estimator:", err)
-		os.Exit(1)
-	}
-}
+func main() { rosnode.Main("timestamp_estimator", run) }
 
 func run() error {
-	n, err := rosnode.New("timestamp_estimator", os.Args[1:], rosnode.Options{InboxSize: 256})
+	p := tsestnode.DefaultParams()
+	n, err := rosnode.Setup("timestamp_estimator", rosnode.Options{InboxSize: 256}, p.Validate, p.Bind)
 	if err != nil {
 		return err
-	}
-	p := tsestnode.DefaultParams()
-	b := params.NewBinder(n.Params, p.Validate)
-	p.Bind(b)
-	if err := b.Declare(); err != nil {
-		return err
-	}
-	for _, is := range n.Params.Issues() {
-		n.Warn(is)
 	}
 	core, err := tsestnode.New(p.Config)
 	if err != nil {
 		return err
 	}
-	if p.MessageType != "" {
+	n.Params.AddApplier(func([]params.Parameter) {
+		// A parameter changed (already validated): restart the algorithm with it.
+		if c, err := tsestnode.New(p.Config); err == nil {
+			core = c
+			n.Info("parameters changed: restarted")
+		}
+	})
+	if _, err := rosnode.TypeSupport(p.MessageType); err == nil { // else RunRewrite reports it
 		ref, err := n.Resolve("reference")
 		if err != nil {
 			return err
@@ -55,12 +49,15 @@ func run() error {
 		}
 	}
 	prev := core.Status()
+	var buf []byte
 	return n.RunRewrite(rosnode.Rewrite{
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
-		Process: core.Process,
+		Process: func(msg []byte, r stamp.Time) (bool, error) { return core.Process(msg, r) }, // core may be replaced
 		Other:   func(m runtime.Msg) { _ = core.Reference(m.Data) },
 		Health: func() runtime.Diagnostic {
 			st := core.Status()
+			buf = tsestnode.AppendStatusMsg(buf, stamp.Time(time.Now().UnixNano()), st, n.Inbox.Dropped())
+			n.PublishStatus("timealign/msg/TimestampEstimatorStatus", buf)
 			d := tsestnode.Diagnose(n.Name.FQN(), st, prev)
 			prev = st
 			return d

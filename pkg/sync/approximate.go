@@ -26,8 +26,8 @@ type ApproximateTime[T any] struct {
 	stats[T]
 	n           int
 	queueSize   int
-	agePenalty  float64
-	maxInterval int64 // ns
+	ager        scaler // ×(1 + AgePenalty), as rclcpp's Duration×double
+	maxInterval int64  // ns
 	lowerBounds []int64
 
 	deques   []ring[Message[T]]
@@ -49,7 +49,7 @@ func newApproximate[T any](cfg Config, onSet SetFunc[T], onDrop DropFunc[T]) *Ap
 		stats:        newStats(cfg, onSet, onDrop),
 		n:            cfg.Topics,
 		queueSize:    cfg.QueueSize,
-		agePenalty:   cfg.AgePenalty,
+		ager:         newScaler(1 + cfg.AgePenalty),
 		maxInterval:  math.MaxInt32*1e9 + 999_999_999, // message_filters' "no limit"
 		lowerBounds:  make([]int64, cfg.Topics),
 		deques:       make([]ring[Message[T]], cfg.Topics),
@@ -229,7 +229,7 @@ func (a *ApproximateTime[T]) virtualBoundaries() (startIdx int, start int64, end
 	return startIdx, start, endIdx, end
 }
 
-func (a *ApproximateTime[T]) aged(d int64) int64 { return scale(d, 1+a.agePenalty) }
+func (a *ApproximateTime[T]) aged(d int64) int64 { return a.ager.apply(d) }
 
 func (a *ApproximateTime[T]) process() {
 	for a.nonEmpty == a.n {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/timealign/timealign/pkg/stamp"
@@ -31,7 +32,8 @@ const (
 	// holding the newest has just lost a message to a full queue.
 	AfterDrop
 	// Replaced: ExactTime got a second message with the same stamp on the
-	// same topic; the first is dropped.
+	// same topic, or LatestTime a newer message before any set used the
+	// previous one; the earlier message is dropped.
 	Replaced
 	// BadTopic: the topic index is out of range.
 	BadTopic
@@ -218,6 +220,11 @@ type Status struct {
 	// OutOfOrder counts messages older than the previous one of their topic
 	// (handled as the original does, which warns once).
 	OutOfOrder []uint64 `json:"out_of_order"`
+	// Duplicate counts messages with the same stamp as the previous one of
+	// their topic. They are handled as the original does: ApproximateTime,
+	// ApproximateEpsilonTime and LatestTime queue them like any message;
+	// ExactTime replaces the pending one (a Replaced drop).
+	Duplicate []uint64 `json:"duplicate"`
 	// QueueFill is the number of messages held per topic.
 	QueueFill []int `json:"queue_fill"`
 	// LastStamp is the stamp of each topic's newest message (0: none yet):
@@ -267,7 +274,7 @@ func newStats[T any](cfg Config, onSet SetFunc[T], onDrop DropFunc[T]) stats[T] 
 	n := cfg.Topics
 	return stats[T]{onSet: onSet, onDrop: onDrop, st: Status{
 		Policy: cfg.Policy, Received: make([]uint64, n), Drops: make([][numReasons]uint64, n),
-		OutOfOrder: make([]uint64, n), QueueFill: make([]int, n), LastStamp: make([]stamp.Time, n),
+		OutOfOrder: make([]uint64, n), Duplicate: make([]uint64, n), QueueFill: make([]int, n), LastStamp: make([]stamp.Time, n),
 	}}
 }
 
@@ -282,8 +289,13 @@ func (s *stats[T]) receive(m Message[T]) bool {
 		return false
 	}
 	s.st.Received[m.Topic]++
-	if s.st.Received[m.Topic] > 1 && m.Stamp < s.st.LastStamp[m.Topic] {
-		s.st.OutOfOrder[m.Topic]++
+	if s.st.Received[m.Topic] > 1 {
+		switch {
+		case m.Stamp < s.st.LastStamp[m.Topic]:
+			s.st.OutOfOrder[m.Topic]++
+		case m.Stamp == s.st.LastStamp[m.Topic]:
+			s.st.Duplicate[m.Topic]++
+		}
 	}
 	s.st.LastStamp[m.Topic] = m.Stamp
 	return true
@@ -321,6 +333,7 @@ func (s *stats[T]) snapshot() Status {
 	st.Received = append([]uint64(nil), st.Received...)
 	st.Drops = append([][numReasons]uint64(nil), st.Drops...)
 	st.OutOfOrder = append([]uint64(nil), st.OutOfOrder...)
+	st.Duplicate = append([]uint64(nil), st.Duplicate...)
 	st.QueueFill = append([]int(nil), st.QueueFill...)
 	st.LastStamp = append([]stamp.Time(nil), st.LastStamp...)
 	return st
@@ -407,26 +420,73 @@ func (r *ring[T]) grow() {
 	r.buf, r.head = nb, 0
 }
 
-// scale returns trunc(d·f) as rclcpp's Duration·double does (a long double
-// product truncated toward zero), exactly for |d| < 2^53 ns.
-func scale(d int64, f float64) int64 {
-	x := float64(d)
-	p := x * f
-	e := math.FMA(x, f, -p) // p + e is the exact product
-	t := math.Trunc(p)
-	if t == p {
-		switch {
-		case p > 0 && e < 0:
-			t--
-		case p < 0 && e > 0:
-			t++
-		}
+// scale returns d·f as rclcpp's Duration·double computes it on x86-64: the
+// product in 80-bit long double (a 64-bit significand, rounded to nearest
+// even), truncated toward zero. The result is bit-exact for every int64 d
+// and finite f (saturating where rclcpp would throw on overflow), so the age
+// penalty compares exactly as in the original even for durations near the
+// int64 range.
+func scale(d int64, f float64) int64 { return newScaler(f).apply(d) }
+
+// scaler multiplies durations by one factor f = ±m·2^e (m the 53-bit
+// significand), decomposed once.
+type scaler struct {
+	m   uint64
+	e   int
+	neg bool
+}
+
+func newScaler(f float64) scaler {
+	if f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return scaler{}
 	}
-	if t >= math.MaxInt64 {
+	fr, e := math.Frexp(math.Abs(f)) // |f| = fr·2^e, fr in [0.5, 1)
+	return scaler{m: uint64(fr * (1 << 53)), e: e - 53, neg: f < 0}
+}
+
+func (s scaler) apply(d int64) int64 {
+	if d == 0 || s.m == 0 {
+		return 0
+	}
+	neg := (d < 0) != s.neg
+	a := uint64(d)
+	if d < 0 {
+		a = -a
+	}
+	e := s.e
+	hi, lo := bits.Mul64(a, s.m) // the exact product, 128 bits
+	keep := lo
+	if hi != 0 {
+		// Round to a 64-bit significand, to nearest even.
+		shift := 64 - bits.LeadingZeros64(hi)
+		keep = hi<<(64-shift) | lo>>shift
+		rest := lo << (64 - shift) // the bits rounded off, left-aligned
+		const half = 1 << 63
+		if rest > half || rest == half && keep&1 == 1 {
+			keep++
+			if keep == 0 { // carried out: 2^64
+				keep, shift = half, shift+1
+			}
+		}
+		e += shift
+	}
+	var r uint64
+	switch {
+	case e >= 64 || e >= 0 && keep > math.MaxUint64>>e:
+		r = math.MaxUint64
+	case e >= 0:
+		r = keep << e
+	case e > -64:
+		r = keep >> -e // truncation toward zero
+	}
+	if neg {
+		if r >= 1<<63 {
+			return math.MinInt64
+		}
+		return -int64(r)
+	}
+	if r > math.MaxInt64 {
 		return math.MaxInt64
 	}
-	if t <= math.MinInt64 {
-		return math.MinInt64
-	}
-	return int64(t)
+	return int64(r)
 }

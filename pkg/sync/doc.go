@@ -23,6 +23,35 @@
 // played back in time order, each stream waiting at most its period for
 // later samples and the whole at most a timeout.
 //
+// # Identity with message_filters
+//
+// The policies follow ros2/message_filters (rolling 361e42c7 = humble
+// fc93cd99) to the bit: ApproximateTime scales intervals by 1+AgePenalty as
+// rclcpp's Duration×double does (an 80-bit long double product truncated
+// toward zero), breaks ties between equal stamps as the original (the newest
+// front goes to the last topic, the oldest to the first), and keeps a
+// message that is out of order or duplicated on its own topic in its queue,
+// as the original does (it only warns); Status counts both. The tests
+// replay vectors made by the unmodified C++ headers for all four policies.
+// Where the original has undefined behaviour (LatestTime indexes its rate
+// estimates in the order topics first arrive, out of bounds when a topic
+// has not arrived yet) each topic here has its own estimate; both agree
+// whenever the first messages arrive in topic order.
+//
+// # Drops
+//
+// Every message leaves a policy either in a published set or through the
+// drop callback with a reason: QueueFull, NotMatched (a better set was
+// found without it, or ExactTime/ApproximateEpsilonTime passed it by),
+// MaxInterval, AfterDrop (ApproximateTime will not take a pivot from a
+// topic that has just overflowed), Replaced (ExactTime: a second message
+// with the same stamp; LatestTime: a newer message before any set used it)
+// and BadTopic (an index out of range). Status gives the counts per topic
+// and reason, each topic's last stamp (a silent topic that blocks every set
+// shows as a stale or zero stamp while the others overflow), queue fill,
+// set spread and the latency from a set's last member's arrival to its
+// publication.
+//
 // Everything is pure: callers pass stamps and arrival times as values and
 // receive sets through callbacks; nothing reads a clock, sleeps, logs or
 // starts a goroutine. A policy is not safe for concurrent use: one

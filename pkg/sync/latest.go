@@ -2,6 +2,7 @@ package sync
 
 import (
 	"math"
+	"time"
 
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -71,7 +72,7 @@ func (l *LatestTime[T]) Add(m Message[T]) {
 func (l *LatestTime[T]) computeHz(i int, now stamp.Time) bool {
 	r := &l.rates[i]
 	for {
-		period := now.Sub(r.prev).Seconds()
+		period := seconds(now.Sub(r.prev))
 		if period <= 0 {
 			return false
 		}
@@ -119,7 +120,7 @@ func (l *LatestTime[T]) pivot(now stamp.Time) int {
 		if !l.have[p] {
 			continue
 		}
-		period := now.Sub(r.prev).Seconds()
+		period := seconds(now.Sub(r.prev))
 		if period == 0 {
 			if r.hz > 0 {
 				return p
@@ -155,3 +156,8 @@ func (l *LatestTime[T]) Reset() {
 	clear(l.rates)
 	l.started = 0
 }
+
+// seconds converts as rclcpp's Duration::seconds does (std::chrono: the
+// nanosecond count as a double, divided by 1e9), which can differ in the
+// last bit from time.Duration.Seconds.
+func seconds(d time.Duration) float64 { return float64(d) / 1e9 }

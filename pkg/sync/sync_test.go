@@ -42,7 +42,19 @@ func TestScale(t *testing.T) {
 		want int64
 	}{
 		{10, 1.1, 11}, {3, 1.1, 3}, {-10, 1.1, -11}, {0, 1.5, 0}, {1_000_000_000, 1.1, 1_100_000_000},
-		{7, 0.5, 3}, {-7, 0.5, -3}, {math.MaxInt64, 2, math.MaxInt64},
+		{7, 0.5, 3}, {-7, 0.5, -3}, {math.MaxInt64, 2, math.MaxInt64}, {math.MinInt64, 2, math.MinInt64},
+		{-123456789012345, 1.1, -135802467913579}, {999999999, 1.1, 1099999998}, {-1000000001, 1.1, -1100000001},
+		// Computed by g++ on x86-64 with long double, as rclcpp does: the
+		// 64-bit significand rounds before the truncation.
+		{4503599627370497, 1.1, 4953959590107547},
+		{3540506427710223, 3, 10621519283130669},
+		{7554739338216194, 1.9757027625461974, 14925919380830165},
+		{8825378241455889, 1.177938847420881, 10395755873793871},
+		{7118795219775673, 2.652514108528922, 18882704756183219},
+		{285667017530225783, 2.0337609383925286, 580978421640066901},
+		{973099562644685006, 1.3, 1265029431438090551},
+		{81722069913949880, 1.001, 81803791983863820},
+		{252498377754894485, 1.01, 255023361532443432},
 	} {
 		require.Equal(t, tc.want, scale(tc.d, tc.f), "%d × %v", tc.d, tc.f)
 	}
@@ -132,6 +144,25 @@ func TestApproximateProperties(t *testing.T) {
 			for tp := 0; tp < n; tp++ {
 				if r.sets[i][tp] <= r.sets[i-1][tp] {
 					rt.Fatalf("sets %d and %d cross on topic %d", i-1, i, tp)
+				}
+			}
+		}
+		// Sets are contiguous: between two consecutive sets there is a
+		// topic with no unused message (no room for another set), unless
+		// messages were dropped for other reasons than a better set.
+		if r.drops[QueueFull]+r.drops[MaxInterval]+r.drops[AfterDrop] == 0 {
+			for i := 1; i < len(r.sets); i++ {
+				room := 0
+				for tp := 0; tp < n; tp++ {
+					for _, m := range msgs {
+						if m.Topic == tp && m.Stamp > r.sets[i-1][tp] && m.Stamp < r.sets[i][tp] {
+							room++
+							break
+						}
+					}
+				}
+				if room == n {
+					rt.Fatalf("sets %d and %d are not contiguous: %v, %v", i-1, i, r.sets[i-1], r.sets[i])
 				}
 			}
 		}
@@ -355,4 +386,44 @@ func BenchmarkApproximate(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// FuzzExtremeStamps: any int64 stamps and arrival times (near the int64
+// limits, backwards, repeated) and any parameters: no panic, queues within
+// their bounds, every message accounted for.
+func FuzzExtremeStamps(f *testing.F) {
+	f.Add([]byte{0, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0x80, 0, 0, 0, 0, 0, 0, 0}, uint8(2), uint8(3), uint16(100), uint16(0))
+	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 5, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, uint8(3), uint8(1), uint16(5), uint16(7))
+	f.Fuzz(func(t *testing.T, ops []byte, topics, queue uint8, age, bound uint16) {
+		for p := Approximate; p <= Latest; p++ {
+			cfg := DefaultConfig()
+			cfg.Policy, cfg.Topics, cfg.QueueSize = p, 2+int(topics%8), 1+int(queue%16)
+			cfg.AgePenalty = float64(age) / 100
+			cfg.MaxInterval = time.Duration(bound) * 1e6
+			cfg.Epsilon = time.Duration(bound)
+			cfg.LowerBounds = make([]time.Duration, cfg.Topics)
+			for i := range cfg.LowerBounds {
+				cfg.LowerBounds[i] = time.Duration(bound) * time.Duration(i)
+			}
+			sets, drops := 0, 0
+			s, err := New(cfg, func([]Message[int]) { sets++ }, func(Message[int], DropReason) { drops++ })
+			require.NoError(t, err)
+			added := 0
+			for i := 0; i+9 <= len(ops); i += 9 {
+				st := stamp.Time(int64(ops[i+1])<<56 | int64(ops[i+2])<<48 | int64(ops[i+3])<<40 | int64(ops[i+4])<<32 |
+					int64(ops[i+5])<<24 | int64(ops[i+6])<<16 | int64(ops[i+7])<<8 | int64(ops[i+8]))
+				s.Add(Message[int]{Topic: int(ops[i]%uint8(cfg.Topics+1)) - int(ops[i]>>7), Stamp: st, Arrival: st})
+				added++
+			}
+			st := s.Status()
+			queued := 0
+			for _, q := range st.QueueFill {
+				require.LessOrEqual(t, q, cfg.QueueSize+1)
+				queued += q
+			}
+			if p != Latest { // a LatestTime message can be in many sets
+				require.Equal(t, added, sets*cfg.Topics+drops+queued, "every message in a set, dropped or queued")
+			}
+		}
+	})
 }

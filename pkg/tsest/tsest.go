@@ -115,8 +115,10 @@ type Status struct {
 	ExpectedLosses         uint64 `json:"expected_losses"`
 	RejectedExpectedLosses uint64 `json:"rejected_expected_losses"`
 	// WindowSize is the number of samples the answering fit covers;
-	// WindowCapacity the most it may hold; WindowLost the lost samples
-	// between them (Rock's lost_samples).
+	// WindowCapacity the nominal number for two windows at the estimated
+	// period (delayed deliveries can add a few; MaxWindowSamples is the
+	// hard bound); WindowLost the lost samples between the answering
+	// fit's first and last (Rock's lost_samples).
 	WindowSize     int `json:"window_size"`
 	WindowCapacity int `json:"window_capacity"`
 	WindowLost     int `json:"lost_samples"`

@@ -362,8 +362,10 @@ func TestProperties(t *testing.T) {
 			}
 			prev = got
 		}
-		if st := e.Status(); st.WindowSize > st.WindowCapacity+1 && e.HaveEstimate() {
-			rt.Fatalf("window %d over capacity %d", st.WindowSize, st.WindowCapacity)
+		// Memory is bounded: the fit never holds more samples than arrived,
+		// nor more than MaxWindowSamples.
+		if st := e.Status(); st.WindowSize > MaxWindowSamples || uint64(st.WindowSize) > st.Samples {
+			rt.Fatalf("window %d (samples %d)", st.WindowSize, st.Samples)
 		}
 	})
 }

@@ -28,7 +28,7 @@ func (p *Params) Validate() error { return p.Config.Validate() }
 func (p *Params) Bind(b *params.Binder) {
 	c := &p.Config.PLL
 	b.String("message_type", &p.MessageType, params.Descriptor{ReadOnly: true,
-		Description: "type of in and out, e.g. sensor_msgs/msg/LaserScan"})
+		Description: "type of in and out, e.g. sensor_msgs/msg/LaserScan; empty: taken from the first publisher of in"})
 	b.Enum("mode", &p.Mode, []string{"sick", "regression", "envelope", "offset"}, params.Descriptor{
 		Description: "clock fit: sick (SICK's SoftwarePLL), regression, envelope (lower convex hull), offset (boot clocks)"})
 	b.Enum("when_invalid", &p.WhenInvalid, []string{"drop", "receive_time", "passthrough"}, params.Descriptor{

@@ -20,6 +20,7 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
+	rcl "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -41,6 +42,13 @@ type Node struct {
 	diag       *rclgo.Publisher
 	diagFailed bool
 	diagBuf    []byte
+
+	status       *rclgo.Publisher
+	statusFailed bool
+
+	calls   chan func()   // work for the owner goroutine (parameter requests)
+	closing chan struct{} // closed when the owner loop stops
+	events  *rcl.ParameterEventPublisher
 }
 
 // Options size a node's inbox.
@@ -82,7 +90,8 @@ func New(defaultName string, argv []string, o Options) (*Node, error) {
 	}
 	n := &Node{Args: args, Name: name, ctx: ctx, node: node, ws: ws,
 		Params: params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
-		Inbox:  runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20))}
+		Inbox:  runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20)),
+		calls:  make(chan func()), closing: make(chan struct{})}
 	if ovErr != nil {
 		n.Warn("parameter overrides: ", ovErr)
 	}
@@ -145,17 +154,21 @@ func (n *Node) Subscribe(input int, topic, msgType string, q params.QoS) error {
 	}
 	opts := &rclgo.SubscriptionOptions{Qos: qosProfile(q)}
 	sub, err := n.node.NewSubscription(topic, ts, opts, func(s *rclgo.Subscription) {
-		b, info, err := s.TakeSerializedMessage()
-		if err != nil {
-			return
+		// One wake-up may stand for several messages: take all that are
+		// there (bounded), so a shallow keep-last queue does not overflow.
+		for range 64 {
+			b, info, err := s.TakeSerializedMessage()
+			if err != nil {
+				return
+			}
+			// Humble's Cyclone RMW leaves the reception time at 0 (1970):
+			// then the node's clock stands in.
+			recv := stamp.Time(time.Now().UnixNano())
+			if info != nil && info.ReceivedTimestamp.UnixNano() > 0 {
+				recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
+			}
+			n.Inbox.Offer(input, b, recv)
 		}
-		// Humble's Cyclone RMW leaves the reception time at 0 (1970):
-		// then the node's clock stands in.
-		recv := stamp.Time(time.Now().UnixNano())
-		if info != nil && info.ReceivedTimestamp.UnixNano() > 0 {
-			recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
-		}
-		n.Inbox.Offer(input, b, recv)
 	})
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
@@ -192,10 +205,13 @@ func (n *Node) Run(handle func(runtime.Msg), tick func()) error {
 	n.group.Go(func() { spinErr <- n.ws.Run(spin) })
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
+	n.publishEvents() // the declarations
 	var err error
 loop:
 	for {
 		select {
+		case f := <-n.calls:
+			f()
 		case m := <-n.Inbox.C():
 			handle(m)
 			n.Inbox.Release(m)
@@ -212,9 +228,51 @@ loop:
 			break loop
 		}
 	}
+	close(n.closing)
 	cancelSpin()
 	n.group.Wait()
 	return errors.Join(err, n.ctx.Close())
+}
+
+// discoverType waits until topic has a publisher in the ROS graph and
+// returns its type; false if the node was stopped first.
+func (n *Node) discoverType(topic string) (string, bool) {
+	n.Info("message_type not set: waiting for a publisher of ", topic, " to learn its type")
+	var found string
+	n.waitSignal(func() bool {
+		types, err := n.node.GetTopicNamesAndTypes(true)
+		if err != nil {
+			return false
+		}
+		if ts := types[topic]; len(ts) > 0 {
+			found = ts[0]
+			return true
+		}
+		return false
+	})
+	if found != "" {
+		n.Info(topic, " carries ", found)
+	}
+	return found, found != ""
+}
+
+// waitSignal polls done every 200 ms (never, if nil) until it reports true
+// or SIGINT/SIGTERM arrives.
+func (n *Node) waitSignal(done func() bool) {
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sig.Done():
+			return
+		case <-tick.C:
+			if done != nil && done() {
+				return
+			}
+		}
+	}
 }
 
 // Rewrite is a node that republishes one topic with rewritten messages.
@@ -232,14 +290,25 @@ type Rewrite struct {
 }
 
 // RunRewrite subscribes `in`, publishes `out` and runs until SIGINT or
-// SIGTERM.
+// SIGTERM. Without a message type it takes the type of the first publisher
+// of `in` from the ROS graph; with a type that cannot be loaded it logs
+// the error and idles until stopped.
 func (n *Node) RunRewrite(r Rewrite) error {
-	if r.MessageType == "" {
-		return errors.New("parameter message_type is required (e.g. sensor_msgs/msg/Imu)")
-	}
 	in, err := n.Resolve("in")
 	if err != nil {
 		return err
+	}
+	if r.MessageType == "" {
+		t, ok := n.discoverType(in)
+		if !ok {
+			return nil // stopped while waiting
+		}
+		r.MessageType = t
+	}
+	if _, err := TypeSupport(r.MessageType); err != nil {
+		n.Error(err, "; set message_type to a valid type. Idle until stopped.")
+		n.waitSignal(nil)
+		return nil
 	}
 	outName, err := n.Resolve("out")
 	if err != nil {
@@ -277,6 +346,27 @@ func (n *Node) RunRewrite(r Rewrite) error {
 	})
 }
 
+// PublishStatus publishes a serialized status message of msgType on
+// ~/status (the publisher is made on first use).
+func (n *Node) PublishStatus(msgType string, msg []byte) {
+	if n.status == nil && !n.statusFailed {
+		name, err := n.Resolve("~/status")
+		if err == nil {
+			n.status, err = n.Publisher(name, msgType, params.ReliableQoS())
+		}
+		if err != nil {
+			n.statusFailed = true
+			n.Warn("no ~/status: ", err)
+			return
+		}
+	}
+	if n.status != nil {
+		if err := n.status.PublishSerialized(msg); err != nil {
+			n.Warn("publish ~/status: ", cleanErr(err))
+		}
+	}
+}
+
 // Report publishes the node's health on /diagnostics
 // (diagnostic_msgs/DiagnosticArray, for rqt_robot_monitor) and logs it when
 // its level or message changed since the last call (OK as info, anything
@@ -308,5 +398,37 @@ func (n *Node) Report(d runtime.Diagnostic) {
 		n.Info(d.Message)
 	} else {
 		n.Warn(d.Message)
+	}
+}
+
+// Setup creates the node from the process arguments and declares its
+// parameters: bind registers them on a binder whose every change must pass
+// validate (the bound Config's check). Rejected or unknown overrides are
+// logged; the node runs with the defaults for those.
+func Setup(name string, o Options, validate func() error, bind func(*params.Binder)) (*Node, error) {
+	n, err := New(name, os.Args[1:], o)
+	if err != nil {
+		return nil, err
+	}
+	b := params.NewBinder(n.Params, validate)
+	bind(b)
+	if err := b.Declare(); err != nil {
+		return nil, err
+	}
+	for _, is := range n.Params.Issues() {
+		n.Warn(is)
+	}
+	if err := n.serveParameters(); err != nil {
+		n.Warn(err) // the node still runs, without ros2 param
+	}
+	return n, nil
+}
+
+// Main runs a node's run function and exits with status 1 and the error
+// on stderr if it fails.
+func Main(name string, run func() error) {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
 	}
 }

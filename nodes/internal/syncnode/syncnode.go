@@ -172,12 +172,6 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 	} else {
 		d.Raise(runtime.OK, "matching")
 	}
-	anyRecent := false
-	for _, a := range s.LastArrival {
-		if a != 0 && now.Sub(a) < c.cfg.SilentAfter {
-			anyRecent = true
-		}
-	}
 	dropped := s.Sync.DroppedPerTopic()
 	var prevDropped []uint64
 	if len(prev.Sync.Drops) == len(dropped) {
@@ -188,7 +182,7 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 		if i < len(inputs) {
 			topic = inputs[i]
 		}
-		if anyRecent && (s.LastArrival[i] == 0 || now.Sub(s.LastArrival[i]) >= c.cfg.SilentAfter) {
+		if c.silent(s, i, now) {
 			d.Raise(runtime.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
 		}
 		if prevDropped != nil && len(prev.Sync.Received) > i {
@@ -210,6 +204,29 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 	d.Add("mean_spread", s.Sync.MeanSpread)
 	d.Add("max_spread", s.Sync.MaxSpread)
 	return d
+}
+
+// silent reports whether input i has been silent for SilentAfter while
+// another input delivered: it blocks every set.
+func (c *Core) silent(s Status, i int, now stamp.Time) bool {
+	anyRecent := false
+	for _, a := range s.LastArrival {
+		if a != 0 && now.Sub(a) < c.cfg.SilentAfter {
+			anyRecent = true
+		}
+	}
+	a := s.LastArrival[i]
+	return anyRecent && (a == 0 || now.Sub(a) >= c.cfg.SilentAfter)
+}
+
+// Blocking returns the first input (of inputs) that blocks every set, or "".
+func (c *Core) Blocking(inputs []string, s Status, now stamp.Time) string {
+	for i := range s.LastArrival {
+		if c.silent(s, i, now) && i < len(inputs) {
+			return inputs[i]
+		}
+	}
+	return ""
 }
 
 // AppendMatchedSet appends a serialized timealign/msg/MatchedSet (CDR,
