@@ -16,7 +16,7 @@ func demoTsest(w io.Writer) error {
 	fmt.Fprintln(w, "(sample, receive time) points (jitter is never negative) and stamps each sample")
 	fmt.Fprintln(w, "as it arrives, with zero latency. Errors after a 2 s warm-up (20 s of data):")
 	fmt.Fprintln(w)
-	tb := newTable("stream", "lost", "found", "raw std µs", "raw worst µs", "est. std µs", "est. worst µs")
+	tb := newTable("stream", "lost", "found", "raw bias µs", "raw std µs", "raw worst µs", "est. bias µs", "est. std µs", "est. worst µs")
 	type run struct {
 		name string
 		edit func(*sim.Config)
@@ -27,6 +27,7 @@ func demoTsest(w io.Writer) error {
 		{name: "100 Hz IMU, uniform 0–2 ms jitter"},
 		{name: "100 Hz IMU, exponential 1 ms jitter", edit: func(c *sim.Config) { c.Latency.Kind, c.Latency.Scale = sim.Exponential, time.Millisecond }},
 		{name: "100 Hz IMU, 2 % unannounced loss", edit: func(c *sim.Config) { c.Loss.Prob = 0.02 }},
+		{name: "100 Hz IMU, runs of ~10 lost samples", edit: func(c *sim.Config) { c.Loss = sim.Loss{BurstProb: 0.005, BurstLen: 10} }},
 		{name: "200 Hz driver delivering in bursts", edit: func(c *sim.Config) {
 			c.Period, c.Batch = 5*time.Millisecond, sim.Batch{Prob: 0.05, Size: 4}
 		}},
@@ -67,8 +68,8 @@ func demoTsest(w io.Writer) error {
 		if r.ref {
 			worst = es.Max // absolute: the latency is known
 		}
-		tb.row(r.name, fmt.Sprint(lost), fmt.Sprint(est.LostSamples()), sim.Micros(rs.Std), sim.Micros(rs.Spread),
-			sim.Micros(es.Std), sim.Micros(worst))
+		tb.row(r.name, fmt.Sprint(lost), fmt.Sprint(est.LostSamples()), sim.Micros(rs.Bias), sim.Micros(rs.Std), sim.Micros(rs.Spread),
+			sim.Micros(es.Bias), sim.Micros(es.Std), sim.Micros(worst))
 	}
 	tb.write(w)
 	fmt.Fprintln(w)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +56,42 @@ func TestEstimateErrors(t *testing.T) {
 		_, errOut, code := runCmd(t, tc.in, append([]string{"estimate"}, tc.args...)...)
 		require.Equal(t, tc.code, code, tc.want)
 		require.Contains(t, errOut, tc.want)
+	}
+}
+
+// TestEstimateFlags: every Config field has its flag, and indexes wrapping
+// at --index-bits count the losses exactly.
+func TestEstimateFlags(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("event,stamp_ns,index\n")
+	base := int64(1_700_000_000_000_000_000)
+	lost := 0
+	for i := 0; i < 300; i++ {
+		if i%37 == 5 {
+			lost++
+			continue // never delivered; its index is skipped
+		}
+		fmt.Fprintf(&b, "sample,%d,%d\n", base+int64(i)*10_000_000+5_000_000+int64(i*7919%2000)*1000, i%16)
+	}
+	status := filepath.Join(t.TempDir(), "status.json")
+	out, errOut, code := runCmd(t, b.String(), "estimate", "--window", "1s", "--period", "10ms", "--min-latency", "4ms",
+		"--loss-threshold", "0", "--never-infer-loss", "--index-bits", "4", "--status", status)
+	require.Equal(t, 0, code, errOut)
+	raw, err := os.ReadFile(status)
+	require.NoError(t, err)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal(raw, &st))
+	require.Equal(t, float64(lost), st["lost_samples_total"])
+	require.Equal(t, float64(300-lost), st["samples"])
+	// --min-latency: no estimate later than its receive stamp minus 4 ms.
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		var recv, est int64
+		_, err := fmt.Sscanf(line, "%d,%d", &recv, &est)
+		require.NoError(t, err, line)
+		require.LessOrEqual(t, est, recv-4_000_000, line)
+	}
+	for _, bad := range [][]string{{"--index-bits", "0"}, {"--index-bits", "65"}, {"--min-latency", "-1ms"}, {"--period", "5s"}} {
+		_, errOut, code := runCmd(t, "", append([]string{"estimate"}, bad...)...)
+		require.Equal(t, 2, code, "%v: %s", bad, errOut)
 	}
 }

@@ -29,17 +29,32 @@
 //
 // A lost sample shifts every later sample one period up. A sample that
 // arrives at least 0.9 period after the line's prediction is suspect: it
-// may be late (jitter, a burst), or the first after a loss. It is stamped
-// as late (at most one period of error if it was not) and a loss is
+// may be late (jitter, a burst), or the first after a loss. A loss is
 // inferred once LossThreshold suspects in a row, each following the previous
 // by at least half a period, agree; the number lost is the least any of them
 // shows. Samples of a burst (delivered together) follow each other closely,
-// so a burst never counts as a loss. With UpdateIndex the sensor's own
-// counter (wrapping at IndexBits) gives the losses exactly; a counter that
-// jumps back or far ahead of what the time elapsed allows is taken as a
-// counter reset and resynchronised. UpdateLoss announces a loss, which is
-// applied to the next sample that is late enough for it (within 10 updates,
-// else the announcement is counted as rejected).
+// so a burst never counts as a loss. Until the next sample tells, the
+// suspect is stamped between "late" and "after a loss", weighted by how
+// often the stream's suspects have been losses (a stream that never lost a
+// sample stamps it as late); a stream that never delayed a sample by a
+// period takes all but one period of a long silence as lost, so a run of m
+// losses costs at most one period on the next sample, not m. Where the
+// suspects have mostly been losses, a loss is assumed at once.
+//
+// Without an expected Period, the first 32 samples infer no loss from the
+// line (its slope is not yet known well enough: a jitter of half a period
+// would lock it on two thirds of the period). Their losses are settled
+// afterwards from their intervals against the mean interval (a long
+// interval made up by a short one is a delay), and the fit is rebuilt with
+// the samples at their indexes.
+//
+// With UpdateIndex the sensor's own counter (wrapping at IndexBits) gives
+// the losses exactly; a counter that jumps back or far ahead of what the
+// time elapsed allows is taken as a counter reset and resynchronised.
+// UpdateLoss announces a loss, which is applied to the next sample that is
+// late enough for it, by the line or by its interval (within 10 updates,
+// else the announcement is counted as rejected); before a period is known,
+// announcements are trusted as they are.
 //
 // # Latency and references
 //
@@ -60,8 +75,11 @@
 //
 // # Cost
 //
-// An update pushes a point on two hulls (O(1) amortized) and fits the line
-// (a binary search over the hull's vertices, O(log n)); no allocation once
-// the hulls have grown to a window's samples. Memory is bounded by the
+// An update pushes a point on two hulls (O(1) amortized) and moves the
+// line along the hull from the previous answer (O(1) amortized; the fitted
+// slope is smoothed, every fourth update, with a gain of about 3/fits while
+// the fit is young and one window's worth after); no allocation once the
+// hulls have grown to a window's samples. The warm-up settling is O(32)
+// once per restart. Memory is bounded by the
 // number of samples in two windows (at most MaxWindowSamples).
 package tsest

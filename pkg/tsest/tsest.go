@@ -18,6 +18,10 @@ const MaxWindowSamples = 1 << 20
 // hull's fitted slope.
 const fitEvery = 4
 
+// warmup is how many samples the fit needs, without a known period, before
+// losses are inferred from timing.
+const warmup = 32
+
 // Config configures an Estimator. Start from DefaultConfig.
 type Config struct {
 	// Window is the span of receive time the line is fitted over: the fit
@@ -113,9 +117,11 @@ type Status struct {
 	// WindowSize is the number of samples the answering fit covers;
 	// WindowCapacity the nominal number for two windows at the estimated
 	// period (delayed deliveries can add a few; MaxWindowSamples is the
-	// hard bound).
+	// hard bound); WindowLost the lost samples between the answering
+	// fit's first and last (Rock's lost_samples).
 	WindowSize     int `json:"window_size"`
 	WindowCapacity int `json:"window_capacity"`
+	WindowLost     int `json:"lost_samples"`
 	// BaseTime is the receive time the current fit started at; each restart
 	// (gap, clock step, Reset) counts in BaseTimeResets, and
 	// BaseTimeResetOffset is how far the line moved at the last one.
@@ -162,14 +168,22 @@ type Estimator struct {
 	// late; its estimate is given at once.
 	pending   bool
 	pendT     stamp.Time
-	pendFrom  int64 // index before the suspect
-	pendLost  int64 // whole periods late it showed
-	pendGuess int64 // losses assumed when it was stamped
+	pendFrom  int64   // index before the suspect
+	pendLost  int64   // whole periods late it showed
+	pendGuess int64   // losses assumed when it was stamped
+	frac      float64 // periods the suspect's stamp is moved towards a loss
 	losses    uint64
 	bursts    uint64
 	lateOnly  uint64
 	inferred  uint64 // losses inferred from timing since the fit started
 	mature    bool   // the fit covers enough samples to judge lateness
+
+	// Warm-up without a known period: the first samples' receive times.
+	warm bool
+	wu   [warmup]stamp.Time
+	wuN  int
+	// wuAnn: losses were announced during the warm-up.
+	wuAnn bool
 
 	announced int64
 	annTTL    int
@@ -264,7 +278,11 @@ func (e *Estimator) Status() Status {
 	s.Period = e.Period()
 	s.Latency = e.Latency()
 	s.HaveEstimate = e.HaveEstimate()
-	s.WindowSize = e.hulls.Answering().Count()
+	h := e.hulls.Answering()
+	s.WindowSize = h.Count()
+	if n := h.Count(); n > 0 {
+		s.WindowLost = max(0, int(math.Round(h.Span()))-(n-1))
+	}
 	s.WindowCapacity = MaxWindowSamples
 	if e.period > 0 {
 		s.WindowCapacity = int(min(MaxWindowSamples, 2*e.window/e.period+1))
@@ -291,7 +309,12 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.pending = false
 	e.inferred = 0
 	e.mature = false
+	e.fits = 0
 	e.st.BaseTime = t
+	// Without a period, the first samples are kept to settle their losses
+	// from their intervals once there are enough of them.
+	e.warm = e.prior <= 0 && !e.cfg.NeverInferLoss
+	e.wu[0], e.wuN, e.wuAnn = t, 1, false
 }
 
 func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time, error) {
@@ -348,11 +371,28 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.restart(t)
 		e.lastEst = stamp.Min
 	} else {
-		if !indexed {
+		switch {
+		case !indexed && e.warm && e.wuN < warmup-1:
+			e.wu[e.wuN] = t
+			e.wuN++
+			if n := e.announced; n > 0 {
+				// Announced: trusted, and the intervals no longer tell.
+				e.announced, e.st.ExpectedLosses = 0, 0
+				e.st.LostSamplesTotal += uint64(n)
+				step += n
+				e.wuAnn = true
+			}
+		case !indexed:
+			if e.warm {
+				e.wu[e.wuN] = t
+				e.wuN++
+				e.settleWarmup()
+			}
 			var lost int64
 			lost, hold = e.inferLoss(t)
 			step += lost
-		} else {
+		default:
+			e.warm = false // the indexes place the samples
 			e.flushPending(0)
 			if step > 1 {
 				e.st.LostSamplesTotal += uint64(step - 1)
@@ -388,7 +428,8 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		if jit := time.Duration(y - lv); jit > e.st.MaxJitter {
 			e.st.MaxJitter = jit
 		}
-		est = e.baseT + stamp.Time(math.Round(lv-e.latency))
+		est = e.baseT + stamp.Time(math.Round(lv+e.frac*e.period-e.latency))
+		e.frac = 0
 	}
 	if !e.haveRef && est > t-stamp.Time(e.cfg.MinLatency) {
 		est = t - stamp.Time(e.cfg.MinLatency)
@@ -424,7 +465,11 @@ func (e *Estimator) indexPlausible(t stamp.Time, d uint64) bool {
 func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	if !e.haveLine || e.period <= 0 {
 		e.flushPending(0)
-		return 0, false
+		// No period to check announced losses against: trust them.
+		n := e.announced
+		e.announced, e.st.ExpectedLosses = 0, 0
+		e.st.LostSamplesTotal += uint64(n)
+		return n, false
 	}
 	if e.pending {
 		late := e.lateness(t, e.k+1)
@@ -454,6 +499,13 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.restart(t)
 		return 0, false
 	}
+	if late < 1 && e.announced > 0 {
+		// Announced, and the line (young, or drifting) sees no gap: the
+		// interval since the previous sample may still show it.
+		if gap := float64(t - e.lastRecv); gap >= 1.5*e.period {
+			late = int64(math.Round(gap/e.period)) - 1
+		}
+	}
 	if late < 1 {
 		return 0, false
 	}
@@ -464,7 +516,12 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.st.LostSamplesTotal += uint64(n)
 		return n, false
 	}
-	if e.cfg.NeverInferLoss {
+	if e.cfg.NeverInferLoss || e.warm {
+		// Without a known period, a young fit's slope is too uncertain
+		// to tell a loss from jitter: inferring one would lock the
+		// estimator on a fraction of the true period (3 samples taken
+		// for 2, with a loss counted every other sample). Wait for a few
+		// samples.
 		return 0, false
 	}
 	// A suspect. Guess a loss at once where the stream's suspects have
@@ -472,8 +529,25 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	guess := int64(0)
 	if e.cfg.LossThreshold <= 1 || (e.losses >= 2 && e.losses > 2*(e.bursts+e.lateOnly+e.st.Recounts)) {
 		guess = late
+	} else if e.bursts+e.lateOnly+e.st.Recounts == 0 && late > 1 && float64(late)*e.period <= e.window/4 {
+		// The stream has never delayed a sample by a period or more:
+		// only one period of this can be delay, the rest must be loss.
+		// A run of m lost samples then costs at most one period on the
+		// next sample, not m. Not once the stream has shown delays (a
+		// wrong guess costs its size on every sample queued behind the
+		// suspect, as estimates never go back), nor for silences over a
+		// quarter window.
+		guess = late - 1
 	}
 	e.pending, e.pendFrom, e.pendLost, e.pendGuess = true, e.k, late, guess
+	if rest := late - guess; rest > 0 && e.losses > 0 {
+		// Late or lost, the next sample will tell; until then the stamp
+		// that errs least on average is between the two, weighted by how
+		// often the stream's suspects have turned out to follow losses.
+		// A stream that never lost a sample keeps the late stamp.
+		p := float64(e.losses) / float64(e.losses+e.bursts+e.lateOnly+e.st.Recounts+1)
+		e.frac = p * float64(rest)
+	}
 	if guess > 0 {
 		e.inferred++
 		e.losses++
@@ -485,8 +559,11 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 // lateness returns how many whole periods after the line's prediction for
 // index k the time t is, counting 0.9 period as one; negative if early.
 func (e *Estimator) lateness(t stamp.Time, k int64) int64 {
-	pred := e.line.At(float64(k - e.baseK))
-	return int64(math.Floor((float64(t-e.baseT)-pred)/e.period + 0.1))
+	d := float64(t-e.baseT) - e.line.At(float64(k-e.baseK))
+	if d >= -0.1*e.period && d < 0.9*e.period {
+		return 0 // on time: the common case, without a division
+	}
+	return int64(math.Floor(d/e.period + 0.1))
 }
 
 // flushPending settles the held suspect as following lost losses (it was
@@ -502,10 +579,77 @@ func (e *Estimator) flushPending(lost int64) {
 			e.losses++
 			e.inferred++
 		}
+		if lost == 0 && e.pendGuess > 0 {
+			e.losses--
+			e.inferred--
+		}
 		e.st.LostSamplesTotal = uint64(int64(e.st.LostSamplesTotal) + lost - e.pendGuess)
 	}
 	k := e.pendFrom + 1 + lost
 	e.hulls.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
+}
+
+// settleWarmup ends the warm-up: the samples' intervals, against their
+// mean (the period, once the losses are taken out), show the losses no
+// line could yet (an interval of 1.5 periods or more, not made up by the
+// next one); if there were any, the hulls are rebuilt with the samples at
+// their indexes.
+func (e *Estimator) settleWarmup() {
+	e.warm = false
+	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss || e.wuAnn {
+		return // the hulls switched during the warm-up: a very short window
+	}
+	var d [warmup - 1]int64
+	for i := range d {
+		d[i] = int64(e.wu[i+1] - e.wu[i])
+	}
+	// The period: the mean interval, then the mean with the losses found
+	// (bounded jitter cannot move it, unlike a median of intervals that
+	// alternate long and short).
+	span := float64(e.wu[len(e.wu)-1] - e.wu[0])
+	m := span / float64(len(d))
+	if m <= 0 {
+		return
+	}
+	var lost [warmup - 1]int64
+	extra := int64(0)
+	for range 4 {
+		extra = 0
+		for i, v := range d {
+			lost[i] = 0
+			if v <= 0 || float64(v) < 0.4*m {
+				return // bursts (or a jitter near the period): not clear enough
+			}
+			// lost[i] samples were lost before sample i+1. A long interval
+			// followed by a short one is a delayed sample, not a loss: the
+			// pair must show the loss too. The newest sample, whose
+			// interval has no successor yet, is left to the live inference.
+			if i == len(d)-1 || float64(v) < 1.5*m {
+				continue
+			}
+			deficit := max(0, m-float64(d[i+1])) // what a delay would owe
+			n := max(0, int64(math.Round((float64(v)-deficit)/m))-1)
+			lost[i] = n
+			extra += n
+		}
+		m = span / float64(int64(len(d))+extra)
+	}
+	if extra == 0 {
+		return
+	}
+	e.hulls.Clear()
+	e.hulls.Young().Clear()
+	x := int64(0)
+	for i := range e.wuN - 1 {
+		if i > 0 {
+			x += 1 + lost[i-1]
+		}
+		e.hulls.Push(float64(x), float64(e.wu[i]-e.baseT))
+	}
+	e.k = e.baseK + x
+	e.st.LostSamplesTotal += uint64(extra)
+	e.smooth, e.fits = 0, 0
+	e.fit(e.wu[e.wuN-2]) // the line the newest sample is judged against
 }
 
 // switchHulls lets the younger hull answer and re-bases the coordinates on
@@ -516,6 +660,7 @@ func (e *Estimator) switchHulls(t stamp.Time) {
 	dk := int64(math.Round(x0))
 	dy := time.Duration(math.Round(y0))
 	e.hulls.Switch()
+	e.warm = false
 	e.hulls.Answering().Shift(float64(dk), float64(dy))
 	e.baseK += dk
 	e.baseT = e.baseT.Add(dy)
@@ -553,7 +698,11 @@ func (e *Estimator) fit(t stamp.Time) {
 		if e.fits++; e.fits%fitEvery == 0 {
 			l, _ := h.Fit(lo, hi)
 			if l.M > 0 {
-				a := min(1, fitEvery*e.smooth/e.window)
+				// Follow a drift over about a window, but while the fit is
+				// young weigh each slope by its span squared (slopes of
+				// longer spans are that much more precise): a gain of
+				// about 3/fits.
+				a := min(1, max(fitEvery*e.smooth/e.window, 3/float64(e.fits/fitEvery)))
 				e.smooth += a * (l.M - e.smooth)
 			}
 		}

@@ -52,6 +52,14 @@ var scenarios = []scenario{
 	// costs m periods on the next sample; after that, nothing.
 	{name: "loss bursts", edit: func(c *sim.Config) { c.Loss = sim.Loss{BurstProb: 0.01, BurstLen: 3} },
 		maxStd: 1500 * time.Microsecond, maxSprd: 60 * time.Millisecond, exactLos: true, noHalve: true},
+	// Runs of losses (mean 10 samples): the first sample after a run costs
+	// at most one period, whatever the run's length.
+	{name: "loss runs", edit: func(c *sim.Config) { c.Loss = sim.Loss{BurstProb: 0.005, BurstLen: 10} },
+		maxStd: 300 * time.Microsecond, maxSprd: 10500 * time.Microsecond, exactLos: true, noHalve: true},
+	// Jitter of half a period, no prior period: the young fit must not
+	// infer losses (that would lock on two thirds of the period).
+	{name: "uniform 5ms", edit: func(c *sim.Config) { c.Latency.Scale = 5 * time.Millisecond },
+		maxStd: 60 * time.Microsecond, maxSprd: 400 * time.Microsecond, exactLos: true},
 	{name: "exponential with loss", edit: func(c *sim.Config) {
 		c.Latency.Kind, c.Latency.Scale, c.Loss.Prob = sim.Exponential, time.Millisecond, 0.02
 	}, maxStd: 600 * time.Microsecond, maxSprd: 10500 * time.Microsecond},
@@ -126,13 +134,15 @@ func run(t testing.TB, e *Estimator, sc scenario, samples []sim.Sample) (est, tr
 }
 
 func lostCount(s []sim.Sample) uint64 {
-	// Losses after the last delivered sample cannot be seen.
-	n, seen := uint64(0), uint64(0)
+	// Losses before the first or after the last delivered sample cannot
+	// be seen.
+	n, seen, started := uint64(0), uint64(0), false
 	for _, x := range s {
-		if x.Lost {
+		switch {
+		case !x.Lost:
+			started, seen = true, n
+		case started:
 			n++
-		} else {
-			seen = n
 		}
 	}
 	return seen
@@ -404,8 +414,12 @@ func FuzzEvents(f *testing.F) {
 }
 
 func BenchmarkUpdate(b *testing.B) {
-	for _, i := range []int{0, 3, 10} {
-		sc := scenarios[i]
+	for _, sc := range scenarios {
+		switch sc.name {
+		case "uniform 2ms", "unannounced loss", "bursty delivery":
+		default:
+			continue
+		}
 		b.Run(sc.name, func(b *testing.B) {
 			samples := sim.Delivered(simulate(b, sc, 1, 20000))
 			e := newEstimator(b, sc)
@@ -422,4 +436,144 @@ func BenchmarkUpdate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestManySeeds: the reference kinds (uniform 0–2 ms, exponential 1 ms; no
+// prior period) on 20 seeds each meet the targets of shared/bench/README.md
+// on every one, not on average: a poor first slope must not linger.
+func TestManySeeds(t *testing.T) {
+	n, seeds := 10000, uint64(20)
+	if testing.Short() {
+		n, seeds = 3000, 5
+	}
+	for _, sc := range scenarios[:2] {
+		t.Run(sc.name, func(t *testing.T) {
+			for seed := uint64(100); seed < 100+seeds; seed++ {
+				samples := simulate(t, sc, seed, n)
+				e := newEstimator(t, sc)
+				est, truth := run(t, e, sc, samples)
+				got := sim.ScoreStamps(est, truth, nil, 200)
+				require.LessOrEqual(t, got.Std, sc.maxStd, "seed %d", seed)
+				require.LessOrEqual(t, got.Spread, sc.maxSprd, "seed %d", seed)
+				require.Zero(t, e.LostSamples(), "seed %d", seed)
+			}
+		})
+	}
+}
+
+// TestWarmupLosses: without a known period, losses among the first samples
+// are settled from their intervals (a delayed sample is not one), and a
+// jitter of half a period does not make the young fit infer losses.
+func TestWarmupLosses(t *testing.T) {
+	base := stamp.Time(1_700_000_000_000_000_000)
+	for _, tc := range []struct {
+		name   string
+		lost   []int           // sequence numbers never delivered
+		delay  map[int]int     // extra delay, ms, of some samples
+		jitter func(i int) int // µs
+		want   uint64
+	}{
+		{name: "clean", jitter: func(i int) int { return (i * 7919) % 2000 }, want: 0},
+		{name: "loss at 3", lost: []int{3}, jitter: func(i int) int { return (i * 7919) % 2000 }, want: 1},
+		{name: "two losses and a run", lost: []int{5, 11, 12, 13}, jitter: func(i int) int { return (i * 7919) % 2000 }, want: 4},
+		{name: "delayed sample is no loss", delay: map[int]int{6: 8}, jitter: func(i int) int { return (i * 7919) % 2000 }, want: 0},
+		{name: "half-period jitter", jitter: func(i int) int { return (i * 7919) % 5000 }, want: 0},
+		{name: "loss with half-period jitter", lost: []int{9}, jitter: func(i int) int { return (i * 7919) % 5000 }, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := New(DefaultConfig())
+			require.NoError(t, err)
+			skip := map[int]bool{}
+			for _, l := range tc.lost {
+				skip[l] = true
+			}
+			var worst time.Duration
+			for i := 0; i < 400; i++ {
+				if skip[i] {
+					continue
+				}
+				truth := base.Add(time.Duration(i) * 10 * time.Millisecond)
+				recv := truth.Add(5*time.Millisecond + time.Duration(tc.jitter(i))*time.Microsecond +
+					time.Duration(tc.delay[i])*time.Millisecond)
+				got, err := e.Update(recv)
+				require.NoError(t, err)
+				if i >= 200 {
+					worst = max(worst, (got.Sub(truth) - 5*time.Millisecond).Abs())
+				}
+			}
+			require.Equal(t, tc.want, e.LostSamples())
+			require.Less(t, worst, 500*time.Microsecond, "after the warm-up, the indexes are right")
+			require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 2000)
+		})
+	}
+}
+
+// TestLossCountProperty: on streams with a jitter under a quarter period,
+// the losses the estimator counts are the simulator's, whether they are
+// inferred from timing, announced, or read from a wrapping counter.
+func TestLossCountProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := sim.DefaultConfig()
+		c.Count = rapid.IntRange(200, 1500).Draw(rt, "count")
+		c.Seed = rapid.Uint64().Draw(rt, "seed")
+		c.Latency.Kind = []sim.Jitter{sim.None, sim.Uniform}[rapid.IntRange(0, 1).Draw(rt, "kind")]
+		c.Latency.Scale = time.Duration(rapid.IntRange(0, 2500).Draw(rt, "scale_us")) * time.Microsecond
+		c.Loss.Prob = rapid.Float64Range(0, 0.05).Draw(rt, "loss")
+		c.IndexBits = rapid.IntRange(4, 16).Draw(rt, "bits")
+		feed := feedMode(rapid.IntRange(0, 2).Draw(rt, "feed")) // plain, indexed, announced
+		s, err := sim.Generate(c)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.IndexBits = c.IndexBits
+		cfg.NeverInferLoss = feed != plain
+		e, err := New(cfg)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		pending := 0
+		for _, x := range s {
+			if x.Lost {
+				pending++
+				continue
+			}
+			if feed == announced {
+				for ; pending > 0; pending-- {
+					e.UpdateLoss()
+				}
+			}
+			pending = 0
+			if feed == indexed {
+				_, err = e.UpdateIndex(x.Receive, x.Index)
+			} else {
+				_, err = e.Update(x.Receive)
+			}
+			if err != nil {
+				rt.Fatal(err)
+			}
+		}
+		// Losses right before the last sample may still be undecided (a
+		// suspect waits for the next sample) unless indexed or announced.
+		undecided := uint64(0)
+		if feed == plain {
+			for i := len(s) - 1; i >= 0 && !s[i].Lost; i-- {
+				if i > 0 && s[i-1].Lost {
+					for j := i - 1; j >= 0 && s[j].Lost; j-- {
+						undecided++
+					}
+				}
+				break
+			}
+		}
+		got, want := e.LostSamples(), lostCount(s)
+		if feed == announced { // announced before the first sample: counted too
+			for i := 0; i < len(s) && s[i].Lost; i++ {
+				want++
+			}
+		}
+		if got > want || got+undecided < want {
+			rt.Fatalf("counted %d lost samples, the simulator lost %d (%d undecided)", got, want, undecided)
+		}
+	})
 }
