@@ -248,8 +248,8 @@ func TestAlignerAutomaticSize(t *testing.T) {
 	}{
 		{2 * time.Second, time.Second, 4},
 		{time.Second, 300 * time.Millisecond, 8},
-		{33 * time.Millisecond, 11 * time.Millisecond, 8},     // Rock's doubles: 0.033/0.011 = 3.0000000000000004
-		{0, time.Second, 20},                                 // 0: a growing buffer
+		{33 * time.Millisecond, 11 * time.Millisecond, 8}, // Rock's doubles: 0.033/0.011 = 3.0000000000000004
+		{0, time.Second, 20},                              // 0: a growing buffer
 		{time.Second, -250 * time.Millisecond, 8},
 	} {
 		a, err := NewStreamAligner[int](AlignerConfig{Timeout: c.timeout, MaxBufferSize: 1000,
