@@ -36,7 +36,7 @@ import (
 // samples with negative stamps are late, and while the last played stamp
 // is 0 the timeout is measured from the oldest buffered non-zero stamp.
 //
-// Cost: Push O(1), Step O(S) for S streams; neither allocates once the
+// Cost: Push O(1), Step O(S) for S streams (one pass); neither allocates once the
 // buffers have their size (a growing buffer doubles when full). Memory is
 // bounded by the buffer sizes and, for growing buffers, MaxBufferSize. A
 // StreamAligner is not safe for concurrent use: one goroutine owns it.
@@ -264,6 +264,9 @@ type alignerStream[T any] struct {
 	buf     []StreamSample[T]
 	head, n int
 	last    stamp.Time // Rock's lastTime
+	due     stamp.Time // last + period: when the next sample is due
+	front   stamp.Time // stamp of the oldest buffered sample, if n > 0
+	prio    int
 }
 
 // NewStreamAligner returns an aligner for cfg, or an error naming the bad
@@ -289,7 +292,7 @@ func (a *StreamAligner[T]) Register(c StreamConfig) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s := &alignerStream[T]{period: period, growing: size == 0, cap: size}
+	s := &alignerStream[T]{period: period, growing: size == 0, cap: size, due: stamp.Time(0).Add(period), prio: c.Priority}
 	if s.growing {
 		s.cap = min(20, a.maxBuf)
 	}
@@ -337,7 +340,7 @@ func (a *StreamAligner[T]) Push(i int, t stamp.Time, v T) (StreamSample[T], Alig
 		s.st.Backward++
 		return StreamSample[T]{i, t, v}, AlignerBackward
 	}
-	s.last = t
+	s.last, s.due = t, t.Add(s.period)
 	var old StreamSample[T]
 	why := AlignerNoDrop
 	if s.n == s.cap {
@@ -356,6 +359,9 @@ func (a *StreamAligner[T]) Push(i int, t stamp.Time, v T) (StreamSample[T], Alig
 		j -= len(s.buf)
 	}
 	s.buf[j] = StreamSample[T]{i, t, v}
+	if s.n == 0 {
+		s.front = t
+	}
 	s.n++
 	return old, why
 }
@@ -385,6 +391,9 @@ func (s *alignerStream[T]) pop() StreamSample[T] {
 		s.head = 0
 	}
 	s.n--
+	if s.n > 0 {
+		s.front = s.buf[s.head].Stamp
+	}
 	return x
 }
 
@@ -396,29 +405,30 @@ func (s *alignerStream[T]) clear() {
 }
 
 // next returns the stream whose sample plays next (Rock's stream order:
-// oldest front, then lower priority, then lower index), or -1, and
-// whether an enabled stream without data is due before it.
+// oldest front, then lower priority, then lower index), or -1, and the
+// enabled stream without data due soonest before it, or -1: the stream
+// playback waits for until the timeout.
 func (a *StreamAligner[T]) next() (best int, blocked int) {
 	best, blocked = -1, -1
-	var bt stamp.Time
+	var bt, due stamp.Time
+	bp := 0
 	for i, s := range a.streams {
-		if s == nil || s.n == 0 {
-			continue
-		}
-		t := s.buf[s.head].Stamp
-		if best < 0 || t < bt || (t == bt && s.st.Priority < a.streams[best].st.Priority) {
-			best, bt = i, t
-		}
-	}
-	if best < 0 {
-		return -1, -1
-	}
-	for i, s := range a.streams {
-		if s != nil && s.n == 0 && s.st.Active && s.last.Add(s.period) < bt {
-			return best, i
+		switch {
+		case s == nil:
+		case s.n > 0:
+			if best < 0 || s.front < bt || (s.front == bt && s.prio < bp) {
+				best, bt, bp = i, s.front, s.prio
+			}
+		case s.st.Active:
+			if blocked < 0 || s.due < due {
+				blocked, due = i, s.due
+			}
 		}
 	}
-	return best, -1
+	if best < 0 || blocked < 0 || due >= bt {
+		return best, -1
+	}
+	return best, blocked
 }
 
 // timedOut reports whether playback no longer waits for silent streams:
@@ -433,7 +443,7 @@ func (a *StreamAligner[T]) timedOut() bool {
 				continue
 			}
 			newest = max(newest, s.last)
-			if f := s.buf[s.head].Stamp; f != 0 && (first == 0 || f < first) {
+			if f := s.front; f != 0 && (first == 0 || f < first) {
 				first = f
 			}
 		}
@@ -510,7 +520,7 @@ func (a *StreamAligner[T]) Clear() {
 	for _, s := range a.streams {
 		if s != nil {
 			s.clear()
-			s.last = 0
+			s.last, s.due = 0, stamp.Time(0).Add(s.period)
 			s.st.LatestTime, s.st.Full, s.st.Late = 0, 0, 0
 		}
 	}
