@@ -2,45 +2,49 @@ package main
 
 import (
 	"errors"
-
 	"io"
 	"time"
 
 	"github.com/timealign/timealign/pkg/csvio"
-	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
 
 const alignDoc = `
-Replays N streams in time order with Rock's StreamAligner semantics
-(pkg/sync): each stream's period is its lookahead, --timeout the longest
-playback waits for a stream without data.
+Replays N streams in time order with the semantics of Rock's
+aggregator::StreamAligner (pkg/sync): each stream's period is its
+lookahead, --timeout the longest playback waits for a stream without data
+(the maximum latency, measured in stamps).
 
-Input:  event,stream,stamp_ns (unused columns empty)
+Input:  event,stream,stamp_ns (unused columns empty), in arrival order
   push     a sample arrives on stream at stamp_ns
   step     play at most one ready sample
   drain    play every ready sample
-  disable  stop waiting for stream (its data still plays); enable undoes it
-  remove   unregister stream, discarding its data
+  disable  stop waiting for stream (its data still plays); enable undoes
+           it, and so does a push onto the stream
+  remove   unregister stream, discarding its data (later pushes onto it
+           are bad_stream drops)
   clear    discard all buffered samples and reset the playback times
   timeout  set a new timeout of stamp_ns nanoseconds
-Samples still buffered at the end of the input are not played (add a
-drain to play what is ready).
-Output: stream,stamp_ns in playback order.
---drops FILE: stream,stamp_ns,reason for rejected samples (late, backward,
-full: the oldest sample of a full buffer, bad_stream).
+Playback happens only at step and drain events, as in Rock, where the
+caller decides when to step: samples still buffered at the end of the
+input are not played (end the input with a drain to play what is ready).
+Output: stream,stamp_ns per played sample, in playback order.
+--drops FILE: stream,stamp_ns,reason per dropped sample, in the order of
+the drops: late (older than the last played sample), backward (older than
+the previous sample of its stream), full (the oldest sample of a full
+buffer, pushed out), bad_stream (no such stream).
 Buffer sizes: negative = automatic (2·⌈timeout/period⌉), 0 = growing.`
 
 func runAlign(e *env, args []string) error {
 	fs := newFlags(e, "align", "--timeout D --periods D,D,... [flags] [input.csv]", alignDoc)
-	timeout := fs.Duration("timeout", time.Second, "maximum latency: how long playback waits for a stream")
+	timeout := fs.Duration("timeout", time.Second, "maximum latency: how long playback waits for a stream without data")
 	var periods durationList
 	var sizes, prios intList
-	fs.Var(&periods, "periods", "period of each stream, D,D,... (0: not periodic); gives the number of streams")
-	fs.Var(&sizes, "buffer-sizes", "buffer size of each stream (default automatic, -1)")
+	fs.Var(&periods, "periods", "period (lookahead) of each stream, D,D,... (0: not periodic); gives the number of streams")
+	fs.Var(&sizes, "buffer-sizes", "buffer size of each stream, N,N,... (negative: automatic, 0: growing; default -1)")
 	fs.Var(&prios, "priorities", "priority of each stream for equal stamps, lower first (default -1)")
 	out := fs.String("out", "", "output file (default standard output)")
-	dropsPath := fs.String("drops", "", "write rejected samples to this file")
+	dropsPath := fs.String("drops", "", "write dropped samples (stream,stamp_ns,reason) to this file")
 	statusPath := fs.String("status", "", "write the final status as JSON to this file")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
@@ -54,43 +58,51 @@ func runAlign(e *env, args []string) error {
 	if len(prios) != 0 && len(prios) != len(periods) {
 		return usagef("--priorities has %d entries, --periods %d", len(prios), len(periods))
 	}
-	streams := make([]tsync.StreamConfig, len(periods))
+	cfg := tsync.DefaultAlignerConfig()
+	cfg.Timeout = *timeout
 	for i, p := range periods {
-		streams[i] = tsync.StreamConfig{Period: p, BufferSize: -1, Priority: -1}
+		s := tsync.DefaultStreamConfig(p)
 		if len(sizes) > 0 {
-			streams[i].BufferSize = sizes[i]
+			s.BufferSize = sizes[i]
 		}
 		if len(prios) > 0 {
-			streams[i].Priority = prios[i]
+			s.Priority = prios[i]
 		}
+		cfg.Streams = append(cfg.Streams, s)
+	}
+	a, err := tsync.NewStreamAligner[struct{}](cfg)
+	if err != nil {
+		return &usageError{err: err}
 	}
 	f, err := openFiles(e, fs, *out, *dropsPath)
 	if err != nil {
 		return err
 	}
 	cw := csvio.NewWriter(f.out, "stream", "stamp_ns")
-	dcw := csvio.NewWriter(f.side, "stream", "stamp_ns", "reason")
-	a, err := tsync.NewStreamAligner(*timeout, streams,
-		func(stream int, t stamp.Time, _ struct{}) { cw.Int(int64(stream)).Stamp(t).EndRow() },
-		func(stream int, t stamp.Time, _ struct{}, why tsync.AlignerDrop) {
-			dcw.Int(int64(stream)).Stamp(t).String(why.String()).EndRow()
-		})
-	if err != nil {
-		return errors.Join(&usageError{err: err}, f.close())
+	var dcw *csvio.Writer
+	if *dropsPath != "" {
+		dcw = csvio.NewWriter(f.side, "stream", "stamp_ns", "reason")
 	}
-	err = alignStream(a, f.in, f.name)
-	err = errors.Join(err, cw.Flush(), dcw.Flush(), f.close())
+	err = alignRun(a, f.in, f.name, cw, dcw)
+	err = errors.Join(err, cw.Flush())
+	if dcw != nil {
+		err = errors.Join(err, dcw.Flush())
+	}
+	err = errors.Join(err, f.close())
 	if *statusPath != "" {
 		err = errors.Join(err, writeStatusJSON(*statusPath, a.Status()))
 	}
 	return err
 }
 
-func alignStream(a *tsync.StreamAligner[struct{}], in io.Reader, name string) error {
+// alignRun feeds the events of in to a, writing played samples to cw and
+// drops to dcw (if not nil).
+func alignRun(a *tsync.StreamAligner[struct{}], in io.Reader, name string, cw, dcw *csvio.Writer) error {
 	r, err := csvio.NewReader(in, name, csvio.Columns{Required: []string{"event", "stream", "stamp_ns"}})
 	if err != nil {
 		return err
 	}
+	play := func(x tsync.StreamSample[struct{}]) { cw.Int(int64(x.Stream)).Stamp(x.Stamp).EndRow() }
 	for {
 		row, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -99,13 +111,16 @@ func alignStream(a *tsync.StreamAligner[struct{}], in io.Reader, name string) er
 		if err != nil {
 			return err
 		}
-		streamArg := func() (int, error) {
+		stream := func() (int, error) {
 			v, err := row.Int(1)
+			if err == nil && int64(int(v)) != v {
+				err = row.Errorf(1, "stream %d is out of range", v)
+			}
 			return int(v), err
 		}
 		switch ev := row.String(0); ev {
 		case "push":
-			i, err := streamArg()
+			i, err := stream()
 			if err != nil {
 				return err
 			}
@@ -113,13 +128,17 @@ func alignStream(a *tsync.StreamAligner[struct{}], in io.Reader, name string) er
 			if err != nil {
 				return err
 			}
-			a.Push(i, t, struct{}{})
+			if x, why := a.Push(i, t, struct{}{}); why != tsync.AlignerNoDrop && dcw != nil {
+				dcw.Int(int64(x.Stream)).Stamp(x.Stamp).String(why.String()).EndRow()
+			}
 		case "step":
-			a.Step()
+			if x, ok := a.Step(); ok {
+				play(x)
+			}
 		case "drain":
-			a.Drain()
+			a.Drain(play)
 		case "disable", "enable", "remove":
-			i, err := streamArg()
+			i, err := stream()
 			if err != nil {
 				return err
 			}

@@ -9,93 +9,231 @@ import (
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-// StreamAligner is Rock's aggregator::StreamAligner: samples pushed on
-// several streams are played back (through a callback) in time order. A
-// stream with a period tells when its next sample is due, so playback need
-// not wait for it before then (the lookahead); a stream without data
-// delays playback until the newest sample is Timeout ahead of the last
-// played one, after which it is skipped. Samples older than the last
-// played one are dropped (late), as are samples going back on their stream
-// (backward) and, when a stream's buffer is full, its oldest sample (full).
-// Push and Step are driven by the caller; nothing reads a clock.
+// StreamAligner replays samples of several streams in time order with the
+// semantics of Rock's aggregator::StreamAligner (drivers-aggregator).
 //
-// Streams are sorted for playback by the stamp of their next sample (or,
-// without data, the last stamp plus the period); equal stamps play streams
-// with data first, then the lower Priority, then the lower index.
+// The caller pushes samples as they arrive ([StreamAligner.Push]) and asks
+// for playback ([StreamAligner.Step] plays at most one sample,
+// [StreamAligner.Drain] every ready one). A step looks at the next sample
+// of every stream: the stamp of its oldest buffered sample or, for a stream
+// without data, the stamp of its last sample plus its period (the
+// lookahead: the soonest its next sample can be stamped). The oldest
+// buffered sample S is played unless an enabled stream without data is due
+// before S; then playback waits for that stream, but at most Timeout: once
+// the newest stamp pushed is Timeout or more ahead of the last played stamp
+// (before anything was played: of the oldest buffered stamp), silent
+// streams are skipped. Equal stamps play in the order of Priority (lower
+// first), then of the stream index; a stream due at the stamp of a buffered
+// sample does not hold that sample back.
 //
-// Cost: Push O(1); Step O(S log S) for S streams (S is small). Memory:
-// every buffer is bounded except a growing one (BufferSize 0).
+// Drops: a sample older than the last played one is late; a sample older
+// than the previous one of its stream goes backward; a push onto a full
+// buffer pushes out the buffer's oldest sample (full); a push onto an index
+// that is not a stream is counted as bad_stream. Push returns the dropped
+// sample, so the caller can release its payload.
+//
+// The zero time is special, as in Rock: playback starts at stamp 0, so
+// samples with negative stamps are late, and while the last played stamp
+// is 0 the timeout is measured from the oldest buffered non-zero stamp.
+//
+// Cost: Push O(1), Step O(S) for S streams (one pass); neither allocates once the
+// buffers have their size (a growing buffer doubles when full). Memory is
+// bounded by the buffer sizes and, for growing buffers, MaxBufferSize. A
+// StreamAligner is not safe for concurrent use: one goroutine owns it.
 type StreamAligner[T any] struct {
 	timeout time.Duration
+	maxBuf  int
 	streams []*alignerStream[T]
-	order   []int
-	latest  stamp.Time // newest sample pushed
-	current stamp.Time // last sample played
+	latest  stamp.Time // newest stamp pushed (Rock's latest_ts)
+	current stamp.Time // last stamp played (Rock's current_ts)
 	late    uint64
 	bad     uint64
-	play    func(stream int, t stamp.Time, v T)
-	onDrop  func(stream int, t stamp.Time, v T, why AlignerDrop)
+	played  uint64
+}
+
+// AlignerConfig configures a StreamAligner.
+type AlignerConfig struct {
+	// Timeout is the longest playback waits for a stream without data,
+	// measured in stamps: the most the newest pushed stamp may be ahead of
+	// the last played one while a stream is waited for (Rock's timeout,
+	// the maximum latency). It also sizes automatic buffers. It defaults to
+	// 1 s (Rock's default).
+	Timeout time.Duration
+	// Streams are the streams, indexed in order. It defaults to none;
+	// streams can also be added with Register.
+	Streams []StreamConfig
+	// MaxBufferSize bounds every buffer: explicit and automatic sizes
+	// above it are errors, and a growing buffer stops growing there (it
+	// then drops its oldest sample as full). It defaults to 1<<20.
+	MaxBufferSize int
+}
+
+// StreamConfig configures one stream of a StreamAligner.
+type StreamConfig struct {
+	// Period is the time between the stream's samples, its lookahead:
+	// after a sample at t, nothing is waited for on this stream before
+	// t+Period. 0 means not periodic (the stream is waited for as soon as
+	// it has no data). A negative period, as in Rock, only sizes an
+	// automatic buffer (from |Period|) and sets no lookahead; it needs
+	// BufferSize < 0. It defaults to 0.
+	Period time.Duration
+	// BufferSize is how many samples the stream buffers: negative for
+	// automatic (2·⌈Timeout/|Period|⌉, computed as Rock does, which needs
+	// a period; 0 when Timeout is 0, that is a growing buffer), 0 for a
+	// buffer that starts at 20 and doubles when full, up to MaxBufferSize.
+	// It defaults to -1 (automatic).
+	BufferSize int
+	// Priority orders streams for equal stamps: the lower value plays
+	// first. It defaults to -1 (Rock's default).
+	Priority int
+	// Name labels the stream in Status. It defaults to "".
+	Name string
+}
+
+// DefaultAlignerConfig returns a configuration with Rock's defaults and no
+// streams.
+func DefaultAlignerConfig() AlignerConfig {
+	return AlignerConfig{Timeout: time.Second, MaxBufferSize: 1 << 20}
+}
+
+// DefaultStreamConfig returns a stream with an automatic buffer and Rock's
+// default priority for the given period.
+func DefaultStreamConfig(period time.Duration) StreamConfig {
+	return StreamConfig{Period: period, BufferSize: -1, Priority: -1}
+}
+
+// ErrAlignerConfig is wrapped by every configuration error of the aligner;
+// the error is an *AlignerConfigError naming the field.
+var ErrAlignerConfig = errors.New("sync: invalid stream aligner config")
+
+// ErrNoStream is returned for a stream index that is not a registered
+// stream.
+var ErrNoStream = errors.New("sync: no such stream")
+
+// AlignerConfigError names the bad field of an AlignerConfig.
+type AlignerConfigError struct {
+	Field  string // e.g. "Timeout", "Streams[2].BufferSize"
+	Reason string
+}
+
+func (e *AlignerConfigError) Error() string {
+	return fmt.Sprintf("%v: %s %s", ErrAlignerConfig, e.Field, e.Reason)
+}
+
+// Unwrap returns ErrAlignerConfig.
+func (e *AlignerConfigError) Unwrap() error { return ErrAlignerConfig }
+
+func alignerBad(field, format string, args ...any) error {
+	return &AlignerConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks the configuration and names the first bad field.
+func (c AlignerConfig) Validate() error {
+	if c.Timeout < 0 {
+		return alignerBad("Timeout", "is %v, want ≥ 0", c.Timeout)
+	}
+	if c.MaxBufferSize < 1 {
+		return alignerBad("MaxBufferSize", "is %d, want ≥ 1", c.MaxBufferSize)
+	}
+	for i, s := range c.Streams {
+		if _, _, err := alignerSize(s, c.Timeout, c.MaxBufferSize); err != nil {
+			var ce *AlignerConfigError
+			if errors.As(err, &ce) {
+				ce.Field = fmt.Sprintf("Streams[%d].%s", i, ce.Field)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// alignerSize returns a stream's buffer size (0: growing) and lookahead,
+// as Rock's registerStream computes them.
+func alignerSize(s StreamConfig, timeout time.Duration, maxBuf int) (size int, period time.Duration, err error) {
+	size, period = s.BufferSize, s.Period
+	if size < 0 {
+		if period == 0 {
+			return 0, 0, alignerBad("BufferSize", "is automatic (%d) but Period is 0: give a size, or 0 for a growing buffer", size)
+		}
+		p := period
+		if p < 0 {
+			p, period = -p, 0
+		}
+		// Rock: buffer_size_factor * ceil(timeout.toSeconds() / period.toSeconds()),
+		// in doubles. ns/1e9 is the same double as Rock's µs/1e6 for whole µs.
+		f := 2 * math.Ceil((float64(timeout)/1e9)/(float64(p)/1e9))
+		if f > float64(maxBuf) {
+			return 0, 0, alignerBad("BufferSize", "is automatic: 2·⌈%v/%v⌉ = %.0f is over MaxBufferSize %d", timeout, p, f, maxBuf)
+		}
+		size = int(f)
+	} else if period < 0 {
+		return 0, 0, alignerBad("Period", "is %v: a negative period needs an automatic BufferSize (< 0)", period)
+	}
+	if size > maxBuf {
+		return 0, 0, alignerBad("BufferSize", "is %d, over MaxBufferSize %d", size, maxBuf)
+	}
+	return size, period, nil
 }
 
 // AlignerDrop says why the aligner dropped a sample.
-type AlignerDrop int
+type AlignerDrop uint8
 
 const (
+	// AlignerNoDrop: nothing was dropped.
+	AlignerNoDrop AlignerDrop = iota
 	// AlignerLate: older than the last played sample.
-	AlignerLate AlignerDrop = iota
+	AlignerLate
 	// AlignerBackward: older than the previous sample of its stream.
 	AlignerBackward
-	// AlignerFull: the oldest sample of a full buffer, pushed out.
+	// AlignerFull: the oldest sample of a full buffer, pushed out by a new one.
 	AlignerFull
-	// AlignerBadStream: the stream index is not registered.
+	// AlignerBadStream: the stream index is not a registered stream.
 	AlignerBadStream
+	alignerNumDrops
 )
 
-var alignerDropNames = []string{"late", "backward", "full", "bad_stream"}
+var alignerDropNames = [alignerNumDrops]string{"none", "late", "backward", "full", "bad_stream"}
 
+// String returns the reason as the CLI writes it: late, backward, full,
+// bad_stream.
 func (d AlignerDrop) String() string {
-	if d >= 0 && int(d) < len(alignerDropNames) {
+	if d < alignerNumDrops {
 		return alignerDropNames[d]
 	}
 	return fmt.Sprintf("AlignerDrop(%d)", int(d))
 }
 
-// StreamConfig configures one stream of a StreamAligner.
-type StreamConfig struct {
-	// Period is the time between the stream's samples: the lookahead. 0
-	// means not periodic (no lookahead); a negative period sizes an
-	// automatic buffer from |Period| without a lookahead, as Rock does.
-	Period time.Duration
-	// BufferSize is the number of samples the stream buffers: negative for
-	// automatic (2·⌈timeout/|period|⌉, which needs a period), 0 for a
-	// buffer that grows as needed.
-	BufferSize int
-	// Priority orders streams with equal stamps: lower plays first. Rock's
-	// default is −1.
-	Priority int
-	// Name is for status only.
-	Name string
+// StreamSample is a sample of one stream: played by Step, or dropped.
+type StreamSample[T any] struct {
+	Stream int
+	Stamp  stamp.Time
+	Value  T
 }
 
-// ErrAlignerConfig is wrapped by the errors of the aligner's configuration.
-var ErrAlignerConfig = errors.New("sync: invalid stream aligner config")
-
-// StreamStatus is the status of one stream.
+// StreamStatus is the status of one stream (Rock's StreamStatus).
+// Received = Processed + Late + Backward + Full + BufferFill, except that
+// Clear discards buffered samples and resets Late and Full.
 type StreamStatus struct {
-	Name       string     `json:"name"`
-	Active     bool       `json:"active"`
-	Removed    bool       `json:"removed"`
-	Priority   int        `json:"priority"`
-	BufferFill int        `json:"buffer_fill"`
-	BufferSize int        `json:"buffer_size"`
-	Received   uint64     `json:"samples_received"`
-	Processed  uint64     `json:"samples_processed"`
-	Late       uint64     `json:"samples_dropped_late_arriving"`
-	Backward   uint64     `json:"samples_backward_in_time"`
-	Full       uint64     `json:"samples_dropped_buffer_full"`
+	Name     string `json:"name"`
+	Active   bool   `json:"active"`
+	Removed  bool   `json:"removed"`
+	Priority int    `json:"priority"`
+	// Period is the lookahead (0 for a negative configured period).
+	Period     time.Duration `json:"period_ns"`
+	BufferFill int           `json:"buffer_fill"`
+	// BufferSize is the buffer's capacity (a growing buffer's current one).
+	BufferSize int    `json:"buffer_size"`
+	Growing    bool   `json:"growing"`
+	Received   uint64 `json:"samples_received"`
+	Processed  uint64 `json:"samples_processed"`
+	Late       uint64 `json:"samples_dropped_late_arriving"`
+	Backward   uint64 `json:"samples_backward_in_time"`
+	Full       uint64 `json:"samples_dropped_buffer_full"`
+	// LatestTime is the stamp of the last sample pushed, dropped or not:
+	// a stream whose LatestTime stays behind is the one playback waits for.
 	LatestTime stamp.Time `json:"latest_sample_time_ns"`
-	// LatestData is the stamp of the newest sample the stream buffered;
-	// EarliestData that of its next sample (0 without data).
+	// LatestData is the stamp of the newest sample the stream accepted;
+	// EarliestData that of its next sample to play (0 without data).
 	LatestData   stamp.Time `json:"latest_data_time_ns"`
 	EarliestData stamp.Time `json:"earliest_data_time_ns"`
 }
@@ -103,73 +241,63 @@ type StreamStatus struct {
 // AlignerStatus is a snapshot of a StreamAligner.
 type AlignerStatus struct {
 	Timeout time.Duration `json:"timeout_ns"`
-	// Current is the stamp of the last played sample, Latest of the newest
-	// pushed; Latency their difference.
-	Current   stamp.Time     `json:"current_time_ns"`
-	Latest    stamp.Time     `json:"latest_time_ns"`
-	Latency   time.Duration  `json:"latency_ns"`
-	Late      uint64         `json:"samples_dropped_late_arriving"`
-	BadStream uint64         `json:"bad_stream"`
-	Streams   []StreamStatus `json:"streams"`
+	// Current is the stamp of the last played sample, Latest that of the
+	// newest pushed; Latency = Latest − Current.
+	Current stamp.Time    `json:"current_time_ns"`
+	Latest  stamp.Time    `json:"latest_time_ns"`
+	Latency time.Duration `json:"latency_ns"`
+	Played  uint64        `json:"played"`
+	// Late counts late samples of all streams since the last Clear;
+	// BadStream pushes onto an index that is not a stream.
+	Late      uint64 `json:"samples_dropped_late_arriving"`
+	BadStream uint64 `json:"bad_stream"`
+	// Waiting is the index of the stream playback is waiting for, or -1.
+	Waiting int            `json:"waiting"`
+	Streams []StreamStatus `json:"streams"`
 }
 
 type alignerStream[T any] struct {
-	StreamStatus
-	period time.Duration
-	fixed  bool // the buffer does not grow
-	buf    ring[alignerItem[T]]
-	last   stamp.Time
+	st      StreamStatus
+	period  time.Duration
+	growing bool
+	cap     int // logical capacity
+	buf     []StreamSample[T]
+	head, n int
+	last    stamp.Time // Rock's lastTime
+	due     stamp.Time // last + period: when the next sample is due
+	front   stamp.Time // stamp of the oldest buffered sample, if n > 0
+	prio    int
 }
 
-type alignerItem[T any] struct {
-	t stamp.Time
-	v T
-}
-
-// NewStreamAligner returns an aligner with the given timeout (the most
-// playback waits for a stream without data) and streams, indexed in order.
-// play receives each played sample; onDrop (optional) each dropped one.
-func NewStreamAligner[T any](timeout time.Duration, streams []StreamConfig,
-	play func(stream int, t stamp.Time, v T), onDrop func(stream int, t stamp.Time, v T, why AlignerDrop)) (*StreamAligner[T], error) {
-	if timeout < 0 {
-		return nil, fmt.Errorf("%w: Timeout is %v, want ≥ 0", ErrAlignerConfig, timeout)
+// NewStreamAligner returns an aligner for cfg, or an error naming the bad
+// field.
+func NewStreamAligner[T any](cfg AlignerConfig) (*StreamAligner[T], error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if play == nil {
-		return nil, fmt.Errorf("%w: a play callback is required", ErrAlignerConfig)
-	}
-	a := &StreamAligner[T]{timeout: timeout, play: play, onDrop: onDrop}
-	for i, c := range streams {
-		if _, err := a.Register(c); err != nil {
-			return nil, fmt.Errorf("stream %d: %w", i, err)
+	a := &StreamAligner[T]{timeout: cfg.Timeout, maxBuf: cfg.MaxBufferSize}
+	for _, s := range cfg.Streams {
+		if _, err := a.Register(s); err != nil {
+			return nil, err
 		}
 	}
 	return a, nil
 }
 
-// Register adds a stream, reusing the first removed slot, and returns its
-// index.
+// Register adds a stream, reusing the lowest removed index as Rock does,
+// and returns its index. An automatic buffer is sized for the current
+// timeout.
 func (a *StreamAligner[T]) Register(c StreamConfig) (int, error) {
-	size, period := c.BufferSize, c.Period
-	if size < 0 {
-		if period == 0 {
-			return 0, fmt.Errorf("%w: BufferSize is automatic (%d) but Period is 0", ErrAlignerConfig, size)
-		}
-		p := period
-		if p < 0 {
-			p, period = -p, 0
-		}
-		size = 2 * int(math.Ceil(a.timeout.Seconds()/p.Seconds()))
+	size, period, err := alignerSize(c, a.timeout, a.maxBuf)
+	if err != nil {
+		return 0, err
 	}
-	if size > MaxQueueSize {
-		return 0, fmt.Errorf("%w: BufferSize %d is over %d", ErrAlignerConfig, size, MaxQueueSize)
+	s := &alignerStream[T]{period: period, growing: size == 0, cap: size, due: stamp.Time(0).Add(period), prio: c.Priority}
+	if s.growing {
+		s.cap = min(20, a.maxBuf)
 	}
-	s := &alignerStream[T]{period: period, fixed: size > 0}
-	capacity := size
-	if size == 0 {
-		capacity = 20
-	}
-	s.buf = newRing[alignerItem[T]](capacity)
-	s.StreamStatus = StreamStatus{Name: c.Name, Active: true, Priority: c.Priority, BufferSize: capacity}
+	s.buf = make([]StreamSample[T], min(s.cap, 64))
+	s.st = StreamStatus{Name: c.Name, Active: true, Priority: c.Priority, Period: period, Growing: s.growing}
 	for i, old := range a.streams {
 		if old == nil {
 			a.streams[i] = s
@@ -177,7 +305,6 @@ func (a *StreamAligner[T]) Register(c StreamConfig) (int, error) {
 		}
 	}
 	a.streams = append(a.streams, s)
-	a.order = append(a.order, 0)
 	return len(a.streams) - 1, nil
 }
 
@@ -188,168 +315,196 @@ func (a *StreamAligner[T]) stream(i int) *alignerStream[T] {
 	return a.streams[i]
 }
 
-// Push adds a sample to stream i and makes the stream active.
-func (a *StreamAligner[T]) Push(i int, t stamp.Time, v T) {
+// Push adds a sample at stamp t to stream i and enables the stream. It
+// returns the sample it dropped and why, or AlignerNoDrop: the pushed
+// sample itself (late, backward, bad_stream) or the oldest of a full
+// buffer (full).
+func (a *StreamAligner[T]) Push(i int, t stamp.Time, v T) (StreamSample[T], AlignerDrop) {
 	s := a.stream(i)
 	if s == nil {
 		a.bad++
-		if a.onDrop != nil {
-			a.onDrop(i, t, v, AlignerBadStream)
-		}
-		return
+		return StreamSample[T]{i, t, v}, AlignerBadStream
 	}
-	s.Received++
-	s.LatestTime = t
-	s.Active = true
+	s.st.Received++
+	s.st.LatestTime = t
+	s.st.Active = true
 	if t < a.current {
 		a.late++
-		s.Late++
-		a.dropped(i, t, v, AlignerLate)
-		return
+		s.st.Late++
+		return StreamSample[T]{i, t, v}, AlignerLate
 	}
 	if t > a.latest {
 		a.latest = t
 	}
 	if t < s.last {
-		s.Backward++
-		a.dropped(i, t, v, AlignerBackward)
-		return
+		s.st.Backward++
+		return StreamSample[T]{i, t, v}, AlignerBackward
 	}
-	s.last = t
-	if s.buf.len() == len(s.buf.buf) {
-		if s.fixed {
-			s.Full++
-			old := s.buf.popFront()
-			a.dropped(i, old.t, old.v, AlignerFull)
+	s.last, s.due = t, t.Add(s.period)
+	var old StreamSample[T]
+	why := AlignerNoDrop
+	if s.n == s.cap {
+		if s.growing && s.cap*2 <= a.maxBuf {
+			s.cap *= 2
 		} else {
-			s.buf.grow()
-			s.BufferSize = len(s.buf.buf)
+			s.st.Full++
+			old, why = s.pop(), AlignerFull
 		}
 	}
-	s.buf.pushBack(alignerItem[T]{t, v})
+	if s.n == len(s.buf) {
+		s.grow()
+	}
+	j := s.head + s.n
+	if j >= len(s.buf) {
+		j -= len(s.buf)
+	}
+	s.buf[j] = StreamSample[T]{i, t, v}
+	if s.n == 0 {
+		s.front = t
+	}
+	s.n++
+	return old, why
 }
 
-func (a *StreamAligner[T]) dropped(i int, t stamp.Time, v T, why AlignerDrop) {
-	if a.onDrop != nil {
-		a.onDrop(i, t, v, why)
+// grow doubles the storage, up to the logical capacity.
+func (s *alignerStream[T]) grow() {
+	nb := make([]StreamSample[T], min(max(2*len(s.buf), 1), s.cap))
+	for k := 0; k < s.n; k++ {
+		nb[k] = s.at(k)
 	}
+	s.buf, s.head = nb, 0
 }
 
-// next is the stamp a stream plays next: its front, or its last stamp plus
-// its period.
-func (s *alignerStream[T]) next() stamp.Time {
-	if s.buf.len() > 0 {
-		return s.buf.front().t
+func (s *alignerStream[T]) at(k int) StreamSample[T] {
+	j := s.head + k
+	if j >= len(s.buf) {
+		j -= len(s.buf)
 	}
-	return s.last.Add(s.period)
+	return s.buf[j]
 }
 
-// before orders streams for playback (Rock's compareStreams); removed
-// streams sort last.
-func (a *StreamAligner[T]) before(i, j int) bool {
-	s1, s2 := a.streams[i], a.streams[j]
-	if s1 == nil {
-		return false
+func (s *alignerStream[T]) pop() StreamSample[T] {
+	x := s.buf[s.head]
+	s.buf[s.head] = StreamSample[T]{} // release the payload
+	s.head++
+	if s.head == len(s.buf) {
+		s.head = 0
 	}
-	if s2 == nil {
-		return true
+	s.n--
+	if s.n > 0 {
+		s.front = s.buf[s.head].Stamp
 	}
-	t1, t2 := s1.next(), s2.next()
-	if t1 == t2 {
-		d1, d2 := s1.buf.len() > 0, s2.buf.len() > 0
-		if d1 != d2 {
-			return d1
-		}
-		return s1.Priority < s2.Priority
-	}
-	return t1 < t2
+	return x
 }
 
-// Step plays at most one sample and reports whether it did (more may be
-// ready).
-func (a *StreamAligner[T]) Step() bool {
-	if len(a.streams) == 0 {
-		return false
+func (s *alignerStream[T]) clear() {
+	for s.n > 0 {
+		s.pop()
 	}
-	o := a.order
-	for i := range o {
-		o[i] = i
-	}
-	for i := 1; i < len(o); i++ { // stable insertion sort: streams are few
-		for j := i; j > 0 && a.before(o[j], o[j-1]); j-- {
-			o[j], o[j-1] = o[j-1], o[j]
-		}
-	}
-	for _, i := range o {
-		s := a.streams[i]
-		if s == nil {
-			return false
-		}
-		if s.buf.len() > 0 {
-			it := s.buf.popFront()
-			s.Processed++
-			a.current = it.t
-			a.play(i, it.t, it.v)
-			return true
-		}
-		if !s.Active {
-			continue
-		}
-		var newest, first stamp.Time
-		if a.current == 0 {
-			for _, s2 := range a.streams {
-				if s2 != nil && s2.buf.len() > 0 {
-					newest = max(newest, s2.last)
-					if first == 0 || first > s2.buf.front().t {
-						first = s2.buf.front().t
-					}
-				}
+	s.head = 0
+}
+
+// next returns the stream whose sample plays next (Rock's stream order:
+// oldest front, then lower priority, then lower index), or -1, and the
+// enabled stream without data due soonest before it, or -1: the stream
+// playback waits for until the timeout.
+func (a *StreamAligner[T]) next() (best int, blocked int) {
+	best, blocked = -1, -1
+	var bt, due stamp.Time
+	bp := 0
+	for i, s := range a.streams {
+		switch {
+		case s == nil:
+		case s.n > 0:
+			if best < 0 || s.front < bt || (s.front == bt && s.prio < bp) {
+				best, bt, bp = i, s.front, s.prio
 			}
-		} else {
-			newest, first = a.latest, a.current
-		}
-		if newest.Sub(first) < a.timeout {
-			return false // wait for this stream
+		case s.st.Active:
+			if blocked < 0 || s.due < due {
+				blocked, due = i, s.due
+			}
 		}
 	}
-	return false
+	if best < 0 || blocked < 0 || due >= bt {
+		return best, -1
+	}
+	return best, blocked
 }
 
-// Drain plays every sample that is ready and returns how many.
-func (a *StreamAligner[T]) Drain() int {
+// timedOut reports whether playback no longer waits for silent streams:
+// the newest stamp is at least Timeout ahead of the last played one (before
+// anything played, of the oldest buffered non-zero stamp).
+func (a *StreamAligner[T]) timedOut() bool {
+	newest, first := a.latest, a.current
+	if a.current == 0 {
+		newest, first = 0, 0
+		for _, s := range a.streams {
+			if s == nil || s.n == 0 {
+				continue
+			}
+			newest = max(newest, s.last)
+			if f := s.front; f != 0 && (first == 0 || f < first) {
+				first = f
+			}
+		}
+	}
+	return newest.Sub(first) >= a.timeout
+}
+
+// Step plays at most one sample: it returns the sample and true, or false
+// when nothing is ready (no data, or a stream is waited for).
+func (a *StreamAligner[T]) Step() (StreamSample[T], bool) {
+	best, blocked := a.next()
+	if best < 0 || (blocked >= 0 && !a.timedOut()) {
+		return StreamSample[T]{}, false
+	}
+	s := a.streams[best]
+	x := s.pop()
+	s.st.Processed++
+	a.played++
+	a.current = x.Stamp
+	return x, true
+}
+
+// Drain plays every ready sample, in order, through play (which may be
+// nil) and returns how many it played.
+func (a *StreamAligner[T]) Drain(play func(StreamSample[T])) int {
 	n := 0
-	for a.Step() {
+	for {
+		x, ok := a.Step()
+		if !ok {
+			return n
+		}
 		n++
+		if play != nil {
+			play(x)
+		}
 	}
-	return n
 }
 
-// SetTimeout changes the timeout (automatic buffer sizes keep the size
-// they were given at registration).
+// SetTimeout changes the timeout (automatic buffers keep the size they
+// were given at registration, as in Rock).
 func (a *StreamAligner[T]) SetTimeout(d time.Duration) error {
 	if d < 0 {
-		return fmt.Errorf("%w: Timeout is %v, want ≥ 0", ErrAlignerConfig, d)
+		return alignerBad("Timeout", "is %v, want ≥ 0", d)
 	}
 	a.timeout = d
 	return nil
 }
 
-// ErrNoStream is returned for a stream index that is not registered.
-var ErrNoStream = errors.New("sync: no such stream")
-
 // SetActive enables or disables stream i. A disabled stream still plays
-// its data but is not waited for; pushing to it enables it again.
+// its data but is not waited for; a push onto it enables it again.
 func (a *StreamAligner[T]) SetActive(i int, active bool) error {
 	s := a.stream(i)
 	if s == nil {
 		return fmt.Errorf("%w: %d", ErrNoStream, i)
 	}
-	s.Active = active
+	s.st.Active = active
 	return nil
 }
 
-// Remove unregisters stream i, discarding its data; its index may be
-// reused by Register.
+// Remove unregisters stream i, discarding its data; Register may reuse the
+// index. Later pushes onto it are bad_stream drops.
 func (a *StreamAligner[T]) Remove(i int) error {
 	if a.stream(i) == nil {
 		return fmt.Errorf("%w: %d", ErrNoStream, i)
@@ -359,13 +514,14 @@ func (a *StreamAligner[T]) Remove(i int) error {
 }
 
 // Clear discards every buffered sample and resets the playback times and
-// the drop counters, keeping the streams.
+// the late and full counters, keeping the streams, whether they are
+// enabled, and the other counters (as Rock's clear does).
 func (a *StreamAligner[T]) Clear() {
 	for _, s := range a.streams {
 		if s != nil {
-			s.buf.clear()
-			s.last = 0
-			s.LatestTime, s.Full, s.Late, s.Active = 0, 0, 0, true
+			s.clear()
+			s.last, s.due = 0, stamp.Time(0).Add(s.period)
+			s.st.LatestTime, s.st.Full, s.st.Late = 0, 0, 0
 		}
 	}
 	a.latest, a.current, a.late = 0, 0, 0
@@ -374,20 +530,29 @@ func (a *StreamAligner[T]) Clear() {
 // Latency returns the newest pushed stamp minus the last played one.
 func (a *StreamAligner[T]) Latency() time.Duration { return a.latest.Sub(a.current) }
 
-// Status returns a snapshot.
+// Timeout returns the current timeout.
+func (a *StreamAligner[T]) Timeout() time.Duration { return a.timeout }
+
+// Len returns the number of stream indexes (removed ones included).
+func (a *StreamAligner[T]) Len() int { return len(a.streams) }
+
+// Status returns a snapshot. It allocates the Streams slice.
 func (a *StreamAligner[T]) Status() AlignerStatus {
 	st := AlignerStatus{Timeout: a.timeout, Current: a.current, Latest: a.latest, Latency: a.Latency(),
-		Late: a.late, BadStream: a.bad, Streams: make([]StreamStatus, len(a.streams))}
+		Played: a.played, Late: a.late, BadStream: a.bad, Waiting: -1, Streams: make([]StreamStatus, len(a.streams))}
+	if best, blocked := a.next(); best >= 0 && blocked >= 0 && !a.timedOut() {
+		st.Waiting = blocked
+	}
 	for i, s := range a.streams {
 		if s == nil {
 			st.Streams[i] = StreamStatus{Removed: true}
 			continue
 		}
-		ss := s.StreamStatus
-		ss.BufferFill = s.buf.len()
+		ss := s.st
+		ss.BufferFill, ss.BufferSize = s.n, s.cap
 		ss.LatestData = s.last
-		if s.buf.len() > 0 {
-			ss.EarliestData = s.buf.front().t
+		if s.n > 0 {
+			ss.EarliestData = s.buf[s.head].Stamp
 		}
 		st.Streams[i] = ss
 	}

@@ -33,28 +33,4 @@ func Example() {
 	// 3 sets
 }
 
-// Three streams played back in time order, each waiting at most its
-// period for the others.
-func ExampleStreamAligner() {
-	a, err := tsync.NewStreamAligner(100*time.Millisecond, []tsync.StreamConfig{
-		{Period: 10 * time.Millisecond, BufferSize: -1},
-		{Period: 40 * time.Millisecond, BufferSize: -1},
-	}, func(stream int, t stamp.Time, v string) {
-		fmt.Println(stream, v, ms(t))
-	}, nil)
-	if err != nil {
-		panic(err)
-	}
-	a.Push(0, 0, "imu")
-	a.Push(0, 10e6, "imu")
-	a.Push(1, 5e6, "lidar") // arrives late, but in time
-	a.Push(0, 20e6, "imu")
-	a.Drain()
-	// Output:
-	// 0 imu 0s
-	// 1 lidar 5ms
-	// 0 imu 10ms
-	// 0 imu 20ms
-}
-
 func ms(t stamp.Time) string { return time.Duration(t).String() }
