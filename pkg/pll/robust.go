@@ -2,6 +2,7 @@ package pll
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/timealign/timealign/pkg/stamp"
@@ -9,9 +10,10 @@ import (
 
 // robust is the common frame of the Regression, Envelope and Offset modes:
 // warm-up and locking on FIFOSize consistent samples, gating, re-locking on
-// a consistent run of rejected samples, validity. Coordinates are float64
-// offsets from a base sample: x in ticks, y in nanoseconds (exact below
-// 2^53, about 104 days of nanoseconds).
+// a consistent run of rejected samples, validity. Coordinates are offsets
+// from a base sample: x in ticks, y in nanoseconds, held as int64 in the
+// FIFO and as float64 (exact below 2^53; the base moves before offsets
+// pass 2^50) in the estimators.
 type robust struct {
 	mode       Mode
 	trackSkew  bool
@@ -24,13 +26,50 @@ type robust struct {
 	invalid    int
 	spreadOK   bool
 	spread     float64
-	recent     ring // accepted samples: the FIFO
+	fifo       ptRing // accepted samples: the FIFO, as offsets from base
+	sx, sy     int64  // sums of the FIFO's x and y (wrapping, exact)
+	invN       float64
 	cand       ring // warm-up / re-lock candidates
 	line       line
 	reg        ewls
+	lambda     float64 // Regression: the slope memory's forgetting factor
 	envA, envB hull
 	window     int
 	omin       minDeque
+
+	// Regression's outlier filter: a sample whose residual lies more than
+	// oThr from oMed does not enter the fit. Both come from the FIFO's
+	// residuals (median, MAD) and are refreshed every FIFOSize accepts.
+	outlierZ     float64
+	outlierMin   float64
+	oMed, oThr   float64
+	sinceRefresh int
+	scratch      []float64
+}
+
+// pt is a FIFO sample as offsets from the base sample.
+type pt struct{ x, y int64 }
+
+// ptRing is a fixed-capacity FIFO of points; pushing onto a full ring
+// drops (and returns) the oldest.
+type ptRing struct {
+	buf   []pt
+	head  int
+	count int
+}
+
+func (q *ptRing) push(v pt) (old pt, dropped bool) {
+	if q.count == len(q.buf) {
+		old, dropped = q.buf[q.head], true
+	} else {
+		q.count++
+	}
+	q.buf[q.head] = v
+	q.head++
+	if q.head == len(q.buf) {
+		q.head = 0
+	}
+	return old, dropped
 }
 
 // line is y = y0 + m·(x − x0).
@@ -40,20 +79,28 @@ func (l line) at(x float64) float64 { return l.y0 + l.m*(x-l.x0) }
 
 func (b *robust) init(cfg Config) {
 	b.mode, b.trackSkew, b.window = cfg.Mode, cfg.TrackSkew, cfg.Window
-	b.recent = newRing(cfg.FIFOSize)
+	b.fifo = ptRing{buf: make([]pt, cfg.FIFOSize)}
 	b.cand = newRing(cfg.FIFOSize)
+	b.lambda = 1 - 1/float64(cfg.Window)
+	b.invN = 1 / float64(cfg.FIFOSize)
 	switch {
 	case cfg.Mode == Envelope || (cfg.Mode == Offset && cfg.TrackSkew):
 		b.envA = newHull(2 * cfg.Window)
 		b.envB = newHull(2 * cfg.Window)
 	case cfg.Mode == Offset:
 		b.omin = newMinDeque(cfg.Window)
+	case cfg.Mode == Regression && cfg.OutlierZ > 0:
+		b.outlierZ = cfg.OutlierZ * 1.4826 // MAD → σ of a normal
+		b.outlierMin = float64(cfg.OutlierMin)
+		b.scratch = make([]float64, cfg.FIFOSize)
 	}
 }
 
+func (b *robust) clearFIFO() { b.fifo.head, b.fifo.count, b.sx, b.sy = 0, 0, 0, 0 }
+
 func (b *robust) reset() {
 	b.locked, b.everLocked, b.hasSeen, b.invalid, b.spreadOK, b.spread = false, false, false, 0, false, 0
-	b.recent.clear()
+	b.clearFIFO()
 	b.cand.clear()
 }
 
@@ -61,10 +108,11 @@ func (b *robust) valid() bool { return b.locked && b.invalid == 0 && b.spreadOK 
 
 func (b *robust) usesHull() bool { return b.mode == Envelope || (b.mode == Offset && b.trackSkew) }
 
-func (b *robust) xy(s *sample) (x, y float64) {
-	// Plain int64 difference: receive times within ±292 years of the base
-	// (anything else is rejected by the gate as inconsistent anyway).
-	return float64(int64(s.t - b.base.t)), float64(int64(s.r) - int64(b.base.r))
+// off returns s as offsets from the base. Plain wrapping int64
+// differences: receive times within ±292 years of the base (anything else
+// is rejected by the gate as inconsistent anyway).
+func (b *robust) off(s *sample) pt {
+	return pt{int64(s.t - b.base.t), int64(s.r) - int64(b.base.r)}
 }
 
 func (p *PLL) clampSlope(m float64) float64 {
@@ -96,25 +144,31 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 		return Warming
 	}
 	ok := int64(t-b.lastT) > 0
+	outlier := false
 	if !ok {
 		p.st.Stale++
 	} else {
-		x, y := b.xy(&s)
-		res := y - b.line.at(x)
+		o := b.off(&s)
+		res := float64(o.y) - b.line.at(float64(o.x))
 		if b.mode == Regression {
 			ok = math.Abs(res) < p.maxDev
+			outlier = ok && b.outlierZ > 0 && math.Abs(res-b.oMed) > b.oThr
 		} else {
 			ok = res >= -p.maxEarly && res < p.maxDev
 		}
 	}
-	if ok {
+	if ok && !outlier {
 		b.invalid = 0
 		b.cand.clear()
 		p.accept(s)
 		p.refit()
 		return Accepted
 	}
-	b.invalid++
+	if outlier {
+		p.st.Outliers++
+	} else {
+		b.invalid++
+	}
 	p.addCandidate(s)
 	if b.cand.full() && p.candidateFits() {
 		if int64(b.cand.at(0).t-b.lastT) <= 0 {
@@ -122,12 +176,18 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 		}
 		p.st.Relocks++
 		p.lock()
+		if outlier {
+			return Outlier
+		}
 		return Rejected
+	}
+	if outlier {
+		return Outlier
 	}
 	if b.invalid >= p.cfg.MaxInvalid {
 		p.st.Resets++
 		b.locked = false
-		b.recent.clear()
+		b.clearFIFO()
 		// Keep the candidates: they are the newest samples and start the
 		// next warm-up.
 	}
@@ -182,7 +242,7 @@ func (p *PLL) candidateFits() bool {
 func (p *PLL) lock() {
 	b := &p.rb
 	b.base = *b.cand.at(0)
-	b.recent.clear()
+	b.clearFIFO()
 	b.reg = ewls{}
 	b.envA.clear()
 	b.envB.clear()
@@ -193,21 +253,34 @@ func (p *PLL) lock() {
 	b.cand.clear()
 	b.locked, b.everLocked, b.invalid = true, true, 0
 	p.refit()
+	b.sinceRefresh = 0
+	p.refreshOutlier()
 }
+
+// rebaseAt is how far (ticks or ns) offsets may grow before the base moves.
+const rebaseAt = 1 << 50
 
 // accept adds s to the FIFO and the estimator.
 func (p *PLL) accept(s sample) {
 	b := &p.rb
 	b.lastT = s.t
-	b.recent.push(s)
-	// Rebase when offsets grow large, so float64 keeps full precision.
-	if x, _ := b.xy(&s); math.Abs(x) > 1<<50 {
+	o := b.off(&s)
+	// Move the base when offsets grow large, so float64 keeps full
+	// precision.
+	if o.x > rebaseAt || o.x < -rebaseAt || o.y > rebaseAt || o.y < -rebaseAt {
 		p.rebase(s)
+		o = pt{}
 	}
-	x, y := b.xy(&s)
+	if old, dropped := b.fifo.push(o); dropped {
+		b.sx -= old.x
+		b.sy -= old.y
+	}
+	b.sx += o.x
+	b.sy += o.y
+	x, y := float64(o.x), float64(o.y)
 	switch {
 	case b.mode == Regression:
-		b.reg.add(x, y, 1-1/float64(b.window))
+		b.reg.add(x, y, b.lambda)
 	case b.usesHull():
 		b.envA.push(x, y)
 		b.envB.push(x, y)
@@ -216,35 +289,32 @@ func (p *PLL) accept(s sample) {
 			b.envB.clear()
 		}
 	default:
-		b.omin.push(x, y-p.nominal*x)
+		b.omin.push(y - p.nominal*x)
 	}
 }
 
-// rebase moves the origin to s (rare: after 2^50 ticks). The estimators
-// restart from the FIFO.
+// rebase moves the origin to s (rare: offsets beyond 2^50). Everything is
+// translated; nothing is forgotten.
 func (p *PLL) rebase(s sample) {
 	b := &p.rb
+	d := b.off(&s)
 	b.base = s
-	b.reg = ewls{}
-	b.envA.clear()
-	b.envB.clear()
-	b.omin.clear()
-	for i := range b.recent.count {
-		q := b.recent.at(i)
-		if int64(q.t-s.t) > 0 {
-			continue
-		}
-		x, y := b.xy(q)
-		switch {
-		case b.mode == Regression:
-			b.reg.add(x, y, 1-1/float64(b.window))
-		case b.usesHull():
-			b.envA.push(x, y)
-			b.envB.push(x, y)
-		default:
-			b.omin.push(x, y-p.nominal*x)
-		}
+	b.sx, b.sy = 0, 0
+	for i := range b.fifo.count {
+		q := &b.fifo.buf[i]
+		q.x -= d.x
+		q.y -= d.y
+		b.sx += q.x
+		b.sy += q.y
 	}
+	dx, dy := float64(d.x), float64(d.y)
+	b.reg.mx -= dx
+	b.reg.my -= dy
+	b.envA.shift(dx, dy)
+	b.envB.shift(dx, dy)
+	b.omin.shift(dy - p.nominal*dx)
+	b.line.x0 -= dx
+	b.line.y0 -= dy
 }
 
 // refit recomputes the line and the FIFO's agreement with it.
@@ -253,35 +323,73 @@ func (p *PLL) refit() {
 	switch {
 	case b.mode == Regression:
 		// Slope: exponentially forgotten least squares over ~Window
-		// samples; intercept: least squares over the FIFO given the slope.
+		// samples; intercept: least squares over the FIFO given the slope
+		// (the line through the FIFO's mean).
 		m := p.nominal
 		if b.reg.cxx > 0 {
 			m = p.clampSlope(b.reg.cxy / b.reg.cxx)
 		}
-		var sx, sy float64
-		for i := range b.recent.items() {
-			x, y := b.xy(&b.recent.buf[i])
-			sx += x
-			sy += y
+		if b.fifo.count == len(b.fifo.buf) {
+			b.line = line{m: m, x0: float64(b.sx) * b.invN, y0: float64(b.sy) * b.invN}
+		} else {
+			n := float64(b.fifo.count)
+			b.line = line{m: m, x0: float64(b.sx) / n, y0: float64(b.sy) / n}
 		}
-		n := float64(b.recent.count)
-		b.line = line{m: m, x0: sx / n, y0: sy / n}
 	case b.usesHull():
 		b.line = b.envA.fit(p.nominal, p.minSlope, p.maxSlo)
 	default:
 		b.line = line{m: p.nominal, x0: 0, y0: b.omin.min()}
 	}
-	b.spread, b.spreadOK = 0, true
-	for i := range b.recent.items() {
-		x, y := b.xy(&b.recent.buf[i])
-		d := math.Abs(y - b.line.at(x))
-		if d > b.spread {
-			b.spread = d
-		}
-		if !(d < p.maxDev) {
-			b.spreadOK = false
+	// max |y − line(x)| over the FIFO = max(hi − c, c − lo) where c is the
+	// line's value at x = 0 and hi, lo bound y − m·x.
+	m := b.line.m
+	c := b.line.y0 - m*b.line.x0
+	hi, lo := math.Inf(-1), math.Inf(1)
+	for _, q := range b.fifo.buf[:b.fifo.count] {
+		v := float64(q.y) - m*float64(q.x)
+		hi = max(hi, v)
+		lo = min(lo, v)
+	}
+	b.spread = max(hi-c, c-lo, 0)
+	b.spreadOK = b.spread < p.maxDev
+	if b.outlierZ > 0 {
+		b.sinceRefresh++
+		if b.sinceRefresh >= len(b.fifo.buf) {
+			b.sinceRefresh = 0
+			p.refreshOutlier()
 		}
 	}
+}
+
+// refreshOutlier sets Regression's outlier bounds from the FIFO's
+// residuals around the current line: their median, and OutlierZ robust
+// standard deviations (1.4826·MAD, at least OutlierMin).
+func (p *PLL) refreshOutlier() {
+	b := &p.rb
+	if b.outlierZ <= 0 || b.fifo.count == 0 {
+		return
+	}
+	r := b.scratch[:b.fifo.count]
+	for i, q := range b.fifo.buf[:b.fifo.count] {
+		r[i] = float64(q.y) - b.line.at(float64(q.x))
+	}
+	slices.Sort(r)
+	med := median(r)
+	for i := range r {
+		r[i] = math.Abs(r[i] - med)
+	}
+	slices.Sort(r)
+	b.oMed = med
+	b.oThr = max(b.outlierZ*median(r), b.outlierMin)
+}
+
+// median of sorted, non-empty v.
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 func (p *PLL) correctedRobust(u uint64) (stamp.Time, bool) {
@@ -294,7 +402,7 @@ func (p *PLL) correctedRobust(u uint64) (stamp.Time, bool) {
 
 func (p *PLL) robustStatus(s *Status) {
 	b := &p.rb
-	s.Fill = b.recent.count
+	s.Fill = b.fifo.count
 	if !b.locked {
 		s.Fill = b.cand.count
 		return
@@ -316,9 +424,10 @@ func (e *ewls) add(x, y, lambda float64) {
 	wOld := e.w * lambda
 	e.w = wOld + 1
 	dx, dy := x-e.mx, y-e.my
-	e.mx += dx / e.w
-	e.my += dy / e.w
-	f := wOld / e.w
+	inv := 1 / e.w
+	e.mx += dx * inv
+	e.my += dy * inv
+	f := wOld * inv
 	e.cxx = lambda*e.cxx + f*dx*dx
 	e.cxy = lambda*e.cxy + f*dx*dy
 }
@@ -326,33 +435,44 @@ func (e *ewls) add(x, y, lambda float64) {
 // hull is the lower convex hull of points pushed in increasing x, with the
 // count and mean x of all points pushed.
 type hull struct {
-	x, y  []float64
+	v     []fpt
 	n     int // vertices
 	count int // points pushed
 	sumX  float64
+	hint  int // the edge fit chose last: the search starts there
 }
 
-func newHull(capacity int) hull {
-	return hull{x: make([]float64, capacity+1), y: make([]float64, capacity+1)}
-}
+type fpt struct{ x, y float64 }
 
-func (h *hull) clear() { h.n, h.count, h.sumX = 0, 0, 0 }
+func newHull(capacity int) hull { return hull{v: make([]fpt, capacity+1)} }
+
+func (h *hull) clear() { h.n, h.count, h.sumX, h.hint = 0, 0, 0, 1 }
+
+// shift translates every point by (−dx, −dy).
+func (h *hull) shift(dx, dy float64) {
+	for i := range h.n {
+		h.v[i].x -= dx
+		h.v[i].y -= dy
+	}
+	h.sumX -= float64(h.count) * dx
+}
 
 // push adds a point right of all others (Andrew's monotone chain).
 func (h *hull) push(x, y float64) {
-	for h.n >= 2 {
-		ax, ay := h.x[h.n-2], h.y[h.n-2]
-		bx, by := h.x[h.n-1], h.y[h.n-1]
-		if (bx-ax)*(y-ay)-(by-ay)*(x-ax) > 0 {
+	v := h.v
+	n := h.n
+	for n >= 2 {
+		a, b := v[n-2], v[n-1]
+		if (b.x-a.x)*(y-a.y)-(b.y-a.y)*(x-a.x) > 0 {
 			break // a left turn: b stays on the lower hull
 		}
-		h.n--
+		n--
 	}
-	if h.n == len(h.x) { // cannot happen: capacity ≥ points between switches
-		h.n--
+	if n == len(v) { // cannot happen: capacity ≥ points between switches
+		n--
 	}
-	h.x[h.n], h.y[h.n] = x, y
-	h.n++
+	v[n] = fpt{x, y}
+	h.n = n + 1
 	h.count++
 	h.sumX += x
 }
@@ -362,26 +482,27 @@ func (h *hull) push(x, y float64) {
 // held within [lo, hi]; if the edge's slope falls outside, the line with the
 // nearest bound slope supporting the hull is returned.
 func (h *hull) fit(nominal, lo, hi float64) line {
-	if h.n == 0 {
+	v := h.v[:h.n]
+	if len(v) == 0 {
 		return line{m: nominal}
 	}
-	if h.n == 1 {
-		return line{m: nominal, x0: h.x[0], y0: h.y[0]}
+	if len(v) == 1 {
+		return line{m: nominal, x0: v[0].x, y0: v[0].y}
 	}
 	mean := h.sumX / float64(h.count)
-	// first vertex with x > mean
-	i, j := 1, h.n-1
-	for i < j {
-		k := (i + j) / 2
-		if h.x[k] > mean {
-			j = k
-		} else {
-			i = k + 1
-		}
+	// The first vertex with x > mean (or the last), found by walking from
+	// the previous answer: the mean moves little between calls.
+	i := min(max(h.hint, 1), len(v)-1)
+	for i > 1 && v[i-1].x > mean {
+		i--
 	}
-	m := (h.y[i] - h.y[i-1]) / (h.x[i] - h.x[i-1])
+	for i < len(v)-1 && v[i].x <= mean {
+		i++
+	}
+	h.hint = i
+	m := (v[i].y - v[i-1].y) / (v[i].x - v[i-1].x)
 	if m >= lo && m <= hi {
-		return line{m: m, x0: h.x[i-1], y0: h.y[i-1]}
+		return line{m: m, x0: v[i-1].x, y0: v[i-1].y}
 	}
 	if !(m >= lo) {
 		m = lo
@@ -390,19 +511,20 @@ func (h *hull) fit(nominal, lo, hi float64) line {
 	}
 	// The supporting vertex: edge slopes increase; find the first edge
 	// steeper than m; its left end supports the line.
-	i, j = 1, h.n
+	i, j := 1, len(v)
 	for i < j {
 		k := (i + j) / 2
-		if (h.y[k]-h.y[k-1])/(h.x[k]-h.x[k-1]) > m {
+		if (v[k].y-v[k-1].y)/(v[k].x-v[k-1].x) > m {
 			j = k
 		} else {
 			i = k + 1
 		}
 	}
-	return line{m: m, x0: h.x[i-1], y0: h.y[i-1]}
+	return line{m: m, x0: v[i-1].x, y0: v[i-1].y}
 }
 
-// minDeque is the minimum of v over the last n pushes (monotone deque).
+// minDeque is the minimum of v over the last n pushes (monotone deque in a
+// ring of n entries).
 type minDeque struct {
 	seq  []int
 	v    []float64
@@ -418,20 +540,36 @@ func newMinDeque(n int) minDeque {
 
 func (d *minDeque) clear() { d.head, d.size, d.next = 0, 0, 0 }
 
-func (d *minDeque) push(_, v float64) {
+// shift subtracts dv from every value.
+func (d *minDeque) shift(dv float64) {
+	for i := range d.v {
+		d.v[i] -= dv
+	}
+}
+
+func (d *minDeque) push(v float64) {
 	c := len(d.v)
 	for d.size > 0 {
-		k := (d.head + d.size - 1) % c
+		k := d.head + d.size - 1
+		if k >= c {
+			k -= c
+		}
 		if d.v[k] < v {
 			break
 		}
 		d.size--
 	}
 	for d.size > 0 && d.seq[d.head] <= d.next-d.n {
-		d.head = (d.head + 1) % c
+		d.head++
+		if d.head == c {
+			d.head = 0
+		}
 		d.size--
 	}
-	k := (d.head + d.size) % c
+	k := d.head + d.size
+	if k >= c {
+		k -= c
+	}
 	d.seq[k], d.v[k] = d.next, v
 	d.size++
 	d.next++
