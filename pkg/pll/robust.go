@@ -25,7 +25,11 @@ type robust struct {
 	hasSeen    bool
 	invalid    int
 	spreadOK   bool
-	spread     float64
+	// The spread bound (see refit): the reference line, the FIFO's spread
+	// around it, and whether an exact pass is due.
+	ref        line
+	refSpread  float64
+	refStale   bool
 	fifo       ptRing // accepted samples: the FIFO, as offsets from base
 	sx, sy     int64  // sums of the FIFO's x and y (wrapping, exact)
 	invN       float64
@@ -72,6 +76,20 @@ func (q *ptRing) push(v pt) (old pt, dropped bool) {
 	return old, dropped
 }
 
+func (q *ptRing) newest() pt {
+	if q.head == 0 {
+		return q.buf[len(q.buf)-1]
+	}
+	return q.buf[q.head-1]
+}
+
+func (q *ptRing) oldest() pt {
+	if q.count < len(q.buf) {
+		return q.buf[0]
+	}
+	return q.buf[q.head]
+}
+
 // line is y = y0 + m·(x − x0).
 type line struct{ m, x0, y0 float64 }
 
@@ -96,10 +114,13 @@ func (b *robust) init(cfg Config) {
 	}
 }
 
-func (b *robust) clearFIFO() { b.fifo.head, b.fifo.count, b.sx, b.sy = 0, 0, 0, 0 }
+func (b *robust) clearFIFO() {
+	b.fifo.head, b.fifo.count, b.sx, b.sy = 0, 0, 0, 0
+	b.refStale = true
+}
 
 func (b *robust) reset() {
-	b.locked, b.everLocked, b.hasSeen, b.invalid, b.spreadOK, b.spread = false, false, false, 0, false, 0
+	b.locked, b.everLocked, b.hasSeen, b.invalid, b.spreadOK, b.refStale = false, false, false, 0, false, true
 	b.clearFIFO()
 	b.cand.clear()
 }
@@ -315,6 +336,7 @@ func (p *PLL) rebase(s sample) {
 	b.omin.shift(dy - p.nominal*dx)
 	b.line.x0 -= dx
 	b.line.y0 -= dy
+	b.refStale = true
 }
 
 // refit recomputes the line and the FIFO's agreement with it.
@@ -340,18 +362,32 @@ func (p *PLL) refit() {
 	default:
 		b.line = line{m: p.nominal, x0: 0, y0: b.omin.min()}
 	}
-	// max |y − line(x)| over the FIFO = max(hi − c, c − lo) where c is the
-	// line's value at x = 0 and hi, lo bound y − m·x.
-	m := b.line.m
-	c := b.line.y0 - m*b.line.x0
-	hi, lo := math.Inf(-1), math.Inf(1)
-	for _, q := range b.fifo.buf[:b.fifo.count] {
-		v := float64(q.y) - m*float64(q.x)
-		hi = max(hi, v)
-		lo = min(lo, v)
+	// Validity needs every FIFO sample within MaxDeviation of the line.
+	// Rather than a pass over the FIFO per update, bound the spread: it is
+	// at most the spread around the line of the last exact pass (ref), grown
+	// by the residuals around ref of the samples added since, plus how far
+	// the line moved from ref over the FIFO's tick range (a linear function
+	// of x, so the larger of its ends). Only when that bound reaches
+	// MaxDeviation is the exact pass made (amortized rarely).
+	if b.fifo.count > 0 && !b.refStale {
+		q := b.fifo.newest()
+		if d := math.Abs(float64(q.y) - b.ref.at(float64(q.x))); d > b.refSpread {
+			b.refSpread = d
+		}
+		xa, xb := float64(b.fifo.oldest().x), float64(q.x)
+		moved := math.Abs(b.line.at(xa) - b.ref.at(xa))
+		if d := math.Abs(b.line.at(xb) - b.ref.at(xb)); d > moved {
+			moved = d
+		}
+		if b.refSpread+moved+1 < p.maxDev {
+			b.spreadOK = true
+		} else {
+			b.refStale = true
+		}
 	}
-	b.spread = max(hi-c, c-lo, 0)
-	b.spreadOK = b.spread < p.maxDev
+	if b.fifo.count == 0 || b.refStale {
+		b.spreadOK = b.exactSpread() < p.maxDev // false for NaN
+	}
 	if b.outlierZ > 0 {
 		b.sinceRefresh++
 		if b.sinceRefresh >= len(b.fifo.buf) {
@@ -359,6 +395,33 @@ func (p *PLL) refit() {
 			p.refreshOutlier()
 		}
 	}
+}
+
+// exactSpread computes max |y − line(x)| over the FIFO, and makes the line
+// the reference of the spread bound.
+func (b *robust) exactSpread() float64 {
+	d := b.spreadAround(b.line)
+	b.ref, b.refSpread, b.refStale = b.line, d, false
+	return d
+}
+
+// spreadAround returns max |y − l(x)| over the FIFO.
+func (b *robust) spreadAround(l line) float64 {
+	// max(hi − c, c − lo) where c is the line's value at x = 0 and hi, lo
+	// bound y − m·x.
+	m := l.m
+	c := l.y0 - m*l.x0
+	hi, lo := c, c
+	for _, q := range b.fifo.buf[:b.fifo.count] {
+		v := float64(q.y) - m*float64(q.x)
+		if v > hi {
+			hi = v
+		}
+		if v < lo {
+			lo = v
+		}
+	}
+	return max(hi-c, c-lo)
 }
 
 // refreshOutlier sets Regression's outlier bounds from the FIFO's
@@ -408,7 +471,7 @@ func (p *PLL) robustStatus(s *Status) {
 		return
 	}
 	s.Invalid = b.invalid
-	s.Spread = time.Duration(math.Round(math.Min(b.spread, 9e18)))
+	s.Spread = time.Duration(math.Round(math.Min(b.spreadAround(b.line), 9e18)))
 	s.SlopePPM = (b.line.m/p.nominal - 1) * 1e6
 	x := float64(int64(b.lastT - b.base.t))
 	if t, ok := at(b.base.r, b.line.at(x)); ok {
