@@ -503,13 +503,17 @@ type hull struct {
 	count int // points pushed
 	sumX  float64
 	hint  int // the edge fit chose last: the search starts there
+	// fit's cache: the edge and line it returned, and the lowest vertex
+	// index written since.
+	edge, low int
+	line      line
 }
 
 type fpt struct{ x, y float64 }
 
 func newHull(capacity int) hull { return hull{v: make([]fpt, capacity+1)} }
 
-func (h *hull) clear() { h.n, h.count, h.sumX, h.hint = 0, 0, 0, 1 }
+func (h *hull) clear() { h.n, h.count, h.sumX, h.hint, h.edge, h.low = 0, 0, 0, 1, 0, 0 }
 
 // shift translates every point by (−dx, −dy).
 func (h *hull) shift(dx, dy float64) {
@@ -518,6 +522,7 @@ func (h *hull) shift(dx, dy float64) {
 		h.v[i].y -= dy
 	}
 	h.sumX -= float64(h.count) * dx
+	h.low = 0
 }
 
 // push adds a point right of all others (Andrew's monotone chain).
@@ -535,6 +540,7 @@ func (h *hull) push(x, y float64) {
 		n--
 	}
 	v[n] = fpt{x, y}
+	h.low = min(h.low, n)
 	h.n = n + 1
 	h.count++
 	h.sumX += x
@@ -552,17 +558,28 @@ func (h *hull) fit(nominal, lo, hi float64) line {
 	if len(v) == 1 {
 		return line{m: nominal, x0: v[0].x, y0: v[0].y}
 	}
-	mean := h.sumX / float64(h.count)
-	// The first vertex with x > mean (or the last), found by walking from
-	// the previous answer: the mean moves little between calls.
+	// The first vertex with x > mean x (x·count > sum), or the last, found
+	// by walking from the previous answer: the mean moves little between
+	// calls.
+	sum, cnt := h.sumX, float64(h.count)
 	i := min(max(h.hint, 1), len(v)-1)
-	for i > 1 && v[i-1].x > mean {
+	for i > 1 && v[i-1].x*cnt > sum {
 		i--
 	}
-	for i < len(v)-1 && v[i].x <= mean {
+	for i < len(v)-1 && v[i].x*cnt <= sum {
 		i++
 	}
 	h.hint = i
+	if i == h.edge && i < h.low {
+		return h.line // same edge, same vertices: same line
+	}
+	h.edge, h.low = i, len(v)
+	h.line = h.edgeLine(i, nominal, lo, hi)
+	return h.line
+}
+
+func (h *hull) edgeLine(i int, nominal, lo, hi float64) line {
+	v := h.v[:h.n]
 	m := (v[i].y - v[i-1].y) / (v[i].x - v[i-1].x)
 	if m >= lo && m <= hi {
 		return line{m: m, x0: v[i-1].x, y0: v[i-1].y}
