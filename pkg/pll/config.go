@@ -123,7 +123,7 @@ func DefaultConfig() Config {
 		MaxSkewPPM:   1000,
 		Window:       256,
 		MaxEarly:     10 * time.Millisecond,
-		OutlierZ:     0,
+		OutlierZ:     3.5,
 		OutlierMin:   time.Millisecond,
 	}
 }

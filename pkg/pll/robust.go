@@ -2,7 +2,6 @@ package pll
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/timealign/timealign/pkg/stamp"
@@ -42,14 +41,20 @@ type robust struct {
 	omin       minDeque
 
 	// Regression's outlier filter: a sample whose residual lies more than
-	// oThr from oMed does not enter the fit. Both come from the FIFO's
-	// residuals (median, MAD) and are refreshed every FIFOSize accepts.
-	outlierZ     float64
-	outlierMin   float64
-	oMed, oThr   float64
-	sinceRefresh int
-	scratch      []float64
+	// oThr from oMed does not enter the fit. Both come from the residuals
+	// (median, MAD) of the last outlierRecord(FIFOSize) gated samples.
+	outlierZ   float64
+	outlierMin float64
+	oMed, oThr float64
+	oReady     bool
+	res        []float64 // residuals of gated samples, filled in order
+	resN       int
+	scratch    []float64
 }
+
+// outlierRecord is how many residuals the outlier bounds are computed
+// from: 4·FIFOSize, at least 32 (a MAD of 7 values is too noisy a scale).
+func outlierRecord(fifo int) int { return max(4*fifo, 32) }
 
 // pt is a FIFO sample as offsets from the base sample.
 type pt struct{ x, y int64 }
@@ -110,7 +115,8 @@ func (b *robust) init(cfg Config) {
 	case cfg.Mode == Regression && cfg.OutlierZ > 0:
 		b.outlierZ = cfg.OutlierZ * 1.4826 // MAD → σ of a normal
 		b.outlierMin = float64(cfg.OutlierMin)
-		b.scratch = make([]float64, cfg.FIFOSize)
+		n := outlierRecord(cfg.FIFOSize)
+		b.res, b.scratch = make([]float64, n), make([]float64, n)
 	}
 }
 
@@ -173,7 +179,10 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 		res := float64(o.y) - b.line.at(float64(o.x))
 		if b.mode == Regression {
 			ok = math.Abs(res) < p.maxDev
-			outlier = ok && b.outlierZ > 0 && math.Abs(res-b.oMed) > b.oThr
+			if ok && b.outlierZ > 0 {
+				outlier = b.oReady && math.Abs(res-b.oMed) > b.oThr
+				b.noteResidual(res)
+			}
 		} else {
 			ok = res >= -p.maxEarly && res < p.maxDev
 		}
@@ -186,7 +195,9 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 		return Accepted
 	}
 	if outlier {
+		// Within MaxDeviation: consistent, as far as validity goes.
 		p.st.Outliers++
+		b.invalid = 0
 	} else {
 		b.invalid++
 	}
@@ -274,8 +285,7 @@ func (p *PLL) lock() {
 	b.cand.clear()
 	b.locked, b.everLocked, b.invalid = true, true, 0
 	p.refit()
-	b.sinceRefresh = 0
-	p.refreshOutlier()
+	b.resN, b.oReady = 0, false
 }
 
 // rebaseAt is how far (ticks or ns) offsets may grow before the base moves.
@@ -388,13 +398,6 @@ func (p *PLL) refit() {
 	if b.fifo.count == 0 || b.refStale {
 		b.spreadOK = b.exactSpread() < p.maxDev // false for NaN
 	}
-	if b.outlierZ > 0 {
-		b.sinceRefresh++
-		if b.sinceRefresh >= len(b.fifo.buf) {
-			b.sinceRefresh = 0
-			p.refreshOutlier()
-		}
-	}
 }
 
 // exactSpread computes max |y − line(x)| over the FIFO, and makes the line
@@ -424,35 +427,61 @@ func (b *robust) spreadAround(l line) float64 {
 	return max(hi-c, c-lo)
 }
 
-// refreshOutlier sets Regression's outlier bounds from the FIFO's
-// residuals around the current line: their median, and OutlierZ robust
-// standard deviations (1.4826·MAD, at least OutlierMin).
-func (p *PLL) refreshOutlier() {
-	b := &p.rb
-	if b.outlierZ <= 0 || b.fifo.count == 0 {
+// noteResidual records the residual of a sample within MaxDeviation
+// (outliers included: the median and the MAD ignore a minority of them,
+// and leaving them out would shrink the scale that rejects them). Each
+// time the record fills, it sets Regression's outlier bounds: the median
+// residual, and OutlierZ robust standard deviations (1.4826·MAD, at least
+// OutlierMin) around it.
+func (b *robust) noteResidual(res float64) {
+	b.res[b.resN] = res
+	b.resN++
+	if b.resN < len(b.res) {
 		return
 	}
-	r := b.scratch[:b.fifo.count]
-	for i, q := range b.fifo.buf[:b.fifo.count] {
-		r[i] = float64(q.y) - b.line.at(float64(q.x))
-	}
-	slices.Sort(r)
-	med := median(r)
+	b.resN = 0
+	r := b.scratch
+	copy(r, b.res)
+	med := selectMedian(r)
 	for i := range r {
 		r[i] = math.Abs(r[i] - med)
 	}
-	slices.Sort(r)
 	b.oMed = med
-	b.oThr = max(b.outlierZ*median(r), b.outlierMin)
+	b.oThr = max(b.outlierZ*selectMedian(r), b.outlierMin)
+	b.oReady = true
 }
 
-// median of sorted, non-empty v.
-func median(v []float64) float64 {
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
+// selectMedian returns the upper median of v (len(v) ≥ 1), reordering v
+// (Hoare's selection, expected O(len(v))).
+func selectMedian(v []float64) float64 {
+	k := len(v) / 2
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		pivot := v[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
 	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return v[k]
 }
 
 func (p *PLL) correctedRobust(u uint64) (stamp.Time, bool) {
