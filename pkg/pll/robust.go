@@ -48,7 +48,8 @@ type robust struct {
 	oMed, oThr float64
 	oReady     bool
 	res        []float64 // residuals of gated samples, filled in order
-	resN       int
+	resN       int       // next write
+	resSince   int       // residuals noted since the last refresh
 	scratch    []float64
 }
 
@@ -285,7 +286,7 @@ func (p *PLL) lock() {
 	b.cand.clear()
 	b.locked, b.everLocked, b.invalid = true, true, 0
 	p.refit()
-	b.resN, b.oReady = 0, false
+	b.resN, b.resSince, b.oReady = 0, 0, false
 }
 
 // rebaseAt is how far (ticks or ns) offsets may grow before the base moves.
@@ -428,18 +429,24 @@ func (b *robust) spreadAround(l line) float64 {
 }
 
 // noteResidual records the residual of a sample within MaxDeviation
-// (outliers included: the median and the MAD ignore a minority of them,
-// and leaving them out would shrink the scale that rejects them). Each
-// time the record fills, it sets Regression's outlier bounds: the median
-// residual, and OutlierZ robust standard deviations (1.4826·MAD, at least
-// OutlierMin) around it.
+// in a ring of the last outlierRecord(FIFOSize) (outliers included: the
+// median and the MAD ignore a minority of them, and leaving them out would
+// shrink the scale that rejects them). When the ring first fills, and then
+// every 4 turns of it (the scale changes slowly; the selections cost
+// O(ring) each), it sets Regression's outlier bounds: the median residual,
+// and OutlierZ robust standard deviations (1.4826·MAD, at least OutlierMin)
+// around it.
 func (b *robust) noteResidual(res float64) {
 	b.res[b.resN] = res
 	b.resN++
-	if b.resN < len(b.res) {
+	if b.resN == len(b.res) {
+		b.resN = 0
+	}
+	b.resSince++
+	if b.resSince < len(b.res) || (b.oReady && b.resSince < 4*len(b.res)) {
 		return
 	}
-	b.resN = 0
+	b.resSince = 0
 	r := b.scratch
 	copy(r, b.res)
 	med := selectMedian(r)
