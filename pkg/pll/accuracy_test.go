@@ -188,3 +188,69 @@ func TestOffsetBootClock(t *testing.T) {
 		}
 	}
 }
+
+// TestRegressionOutliers: delays below MaxDeviation (2 % outliers up to
+// 80 ms on 1–11 ms latency) are kept out of the Regression fit: its std and
+// worst error beat the same mode without the filter, and the filter counts
+// them. A host clock step smaller than MaxDeviation (a run of "outliers")
+// still re-locks: within one FIFO and a sample the stamps are back within
+// the latency of the truth.
+func TestRegressionOutliers(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		for _, step := range []bool{false, true} {
+			c := lidarSim(200+seed, count(t))
+			c.Latency = sim.Latency{Base: time.Millisecond, Kind: sim.Uniform, Scale: 10 * time.Millisecond,
+				OutlierProb: 0.02, OutlierMax: 80 * time.Millisecond}
+			at := -1
+			if step {
+				c.HostSteps = []sim.Step{{At: 30 * time.Second, By: 40 * time.Millisecond}}
+			}
+			in, truth := simulate(t, c)
+			if step {
+				for i := 1; i < len(in) && at < 0; i++ {
+					if truth[i].Sub(truth[i-1]) > 60*time.Millisecond {
+						at = i
+					}
+				}
+				require.Positive(t, at)
+			}
+			score := map[bool]sim.Score{}
+			for _, filter := range []bool{false, true} {
+				cfg := DefaultConfig()
+				cfg.Mode = Regression
+				if !filter {
+					cfg.OutlierZ = 0
+				}
+				p, err := New(cfg)
+				require.NoError(t, err)
+				est := make([]stamp.Time, len(in))
+				ok := make([]bool, len(in))
+				for i, x := range in {
+					p.UpdateScan(x.r, x.t, x.s)
+					est[i], ok[i] = p.Corrected(x.s)
+				}
+				st := p.Status()
+				s := sim.ScoreStamps(est, truth, ok, cfg.FIFOSize)
+				t.Logf("seed %d step %v filter %v: n=%d std=%v max=%v outliers=%d relocks=%d", seed, step, filter, s.N, s.Std, s.Max, st.Outliers, st.Relocks)
+				require.Greater(t, s.N, len(in)*9/10)
+				score[filter] = s
+				if filter {
+					require.Positive(t, st.Outliers)
+				} else {
+					require.Zero(t, st.Outliers)
+				}
+				if step && filter {
+					for i := at + cfg.FIFOSize + 1; i < len(in); i++ {
+						if e := est[i].Sub(truth[i]); ok[i] {
+							require.Less(t, max(e, -e), 15*time.Millisecond, "seed %d row %d (step at %d)", seed, i, at)
+						}
+					}
+				}
+			}
+			if !step {
+				require.Less(t, float64(score[true].Std), 0.8*float64(score[false].Std), "seed %d: std", seed)
+				require.Less(t, score[true].Max, score[false].Max, "seed %d: worst", seed)
+			}
+		}
+	}
+}

@@ -96,6 +96,18 @@ type Config struct {
 	// instead of trusting TickPeriod; it is then the Envelope fit. It
 	// defaults to false.
 	TrackSkew bool
+	// OutlierZ is the Regression mode's outlier filter: a sample within
+	// MaxDeviation whose residual lies more than OutlierZ robust standard
+	// deviations from the FIFO's median residual (a modified z-score,
+	// Iglewicz & Hoaglin: σ̂ = 1.4826·MAD of the FIFO's residuals) does not
+	// enter the fit; Status.Outliers counts it. FIFOSize outliers in a row
+	// that agree re-lock, as rejected samples do. 0 disables the filter. It
+	// defaults to 3.5.
+	OutlierZ float64
+	// OutlierMin is the least deviation from the median residual that can
+	// count as an outlier, so quantized or noiseless streams (a MAD near 0)
+	// lose nothing. It defaults to 1 ms.
+	OutlierMin time.Duration
 }
 
 // DefaultConfig returns SICK's defaults: Sick mode, FIFO 7, max deviation
@@ -111,6 +123,8 @@ func DefaultConfig() Config {
 		MaxSkewPPM:   1000,
 		Window:       256,
 		MaxEarly:     10 * time.Millisecond,
+		OutlierZ:     3.5,
+		OutlierMin:   time.Millisecond,
 	}
 }
 
@@ -144,6 +158,10 @@ func (c Config) Validate() error {
 		return bad("MaxEarly", "is %v, want ≥ 0", c.MaxEarly)
 	case c.MaxEarly > c.MaxDeviation:
 		return bad("MaxEarly", "(%v) cannot be larger than MaxDeviation (%v)", c.MaxEarly, c.MaxDeviation)
+	case math.IsNaN(c.OutlierZ) || math.IsInf(c.OutlierZ, 0) || c.OutlierZ < 0:
+		return bad("OutlierZ", "is %v, want ≥ 0 (0: no outlier filter)", c.OutlierZ)
+	case c.OutlierMin < 0:
+		return bad("OutlierMin", "is %v, want ≥ 0", c.OutlierMin)
 	case (c.Mode == Envelope || c.Mode == Offset) && c.Window < c.FIFOSize:
 		return bad("Window", "(%d) cannot be smaller than FIFOSize (%d) in %v mode", c.Window, c.FIFOSize, c.Mode)
 	}

@@ -63,7 +63,17 @@
 // forgotten least squares over about Window accepted samples. Fitting the
 // slope over the 7-sample FIFO alone would leave 0.68σ of the latency
 // jitter at the newest sample; with the longer slope memory it is σ/√7 =
-// 0.38σ (σ: the latency's standard deviation).
+// 0.38σ (σ: the latency's standard deviation). Least squares has no
+// breakdown point, so a delay below MaxDeviation would still pull the
+// intercept by delay/FIFOSize; an outlier filter keeps such samples out:
+// a sample whose modified z-score (Iglewicz & Hoaglin) exceeds OutlierZ
+// (3.5) — its residual lies more than 3.5·1.4826·MAD from the median
+// residual of the last 4·FIFOSize (at least 32) samples within
+// MaxDeviation, and at least OutlierMin (1 ms) from it — does not enter the
+// fit (Status.Outliers, Outcome Outlier). Outliers count as consistent for
+// validity; FIFOSize of them in a row that agree re-lock, so a host step
+// smaller than MaxDeviation is followed. The scale comes from all samples
+// within MaxDeviation, outliers included, so it cannot shrink by rejecting.
 //
 // Envelope is the convex-hull one-way estimation of Zhang, Liu & Xia
 // (INFOCOM 2002) over sliding windows as in ethz-asl/cuckoo_time_translator:
@@ -92,9 +102,18 @@
 //
 // # Cost
 //
-// Per update: Sick O(FIFOSize) (two passes over the FIFO); Regression
-// O(FIFOSize); Envelope O(FIFOSize + log Window) amortized (monotone-chain
-// hull push, binary search for the edge); Offset O(FIFOSize) amortized.
-// Memory: O(FIFOSize + Window), allocated by New. About 170–230 ns per
-// update with the defaults (see BenchmarkUpdate).
+// Per update: Sick is SICK's fit, one pass over the FIFO (sums oldest first, as SICK rounds
+// them) plus the validity check, O(FIFOSize); Regression, Envelope and
+// Offset are O(1) amortized: running sums over the FIFO (exact int64
+// offsets), validity from a bound on the FIFO's spread around a reference
+// line (exact O(FIFOSize) pass only when the bound nears MaxDeviation),
+// Envelope two monotone-chain hull pushes and an edge search that walks
+// from the last answer (reusing the line while the edge is unchanged),
+// Offset a monotone deque, the Regression outlier filter two selections
+// over the last 4·FIFOSize (at least 32) residuals every 4 turns of that
+// ring. Status computes the exact spread, O(FIFOSize). Memory:
+// O(FIFOSize + Window), allocated by New; nothing after. With the defaults
+// BenchmarkUpdate (one UpdateScan and one Corrected, 0 allocations)
+// measures 120–170 ns per update in every mode on a loaded 2-core Xeon VM:
+// go test -run XXX -bench Update -benchmem ./pkg/pll.
 package pll

@@ -24,9 +24,14 @@ const (
 	Duplicate
 	// OutOfRange: the tick does not fit in TickBits and was dropped.
 	OutOfRange
+	// Outlier (Regression mode): the sample lies within MaxDeviation of the
+	// fit but far outside the FIFO's robust spread (see Config.OutlierZ); it
+	// does not enter the fit and does not invalidate the estimate. It is
+	// kept as a candidate for re-locking.
+	Outlier
 )
 
-var outcomeNames = []string{"accepted", "warming", "rejected", "duplicate", "out-of-range"}
+var outcomeNames = []string{"accepted", "warming", "rejected", "duplicate", "out-of-range", "outlier"}
 
 func (o Outcome) String() string {
 	if o >= 0 && int(o) < len(outcomeNames) {
@@ -68,6 +73,9 @@ type Status struct {
 	Accepted   int `json:"accepted"`
 	Rejected   int `json:"rejected"`
 	Duplicates int `json:"duplicates"`
+	// Outliers counts samples the Regression mode kept out of its fit
+	// (see Config.OutlierZ).
+	Outliers int `json:"outliers"`
 	// Stale counts ticks that went back (stale packets, reboots).
 	Stale int `json:"stale"`
 	// OutOfRange counts ticks ≥ 2^TickBits (dropped).

@@ -151,6 +151,15 @@ func FuzzPLL(f *testing.F) {
 			st := p.Status()
 			require.False(t, math.IsNaN(st.SlopePPM))
 			require.LessOrEqual(t, st.Fill, c.FIFOSize)
+			require.GreaterOrEqual(t, st.Spread, time.Duration(0))
+			require.LessOrEqual(t, st.Accepted+st.Rejected+st.Duplicates+st.Outliers+st.OutOfRange, st.Updates)
+			// Memory stays what New allocated.
+			require.Len(t, p.rb.fifo.buf, cap(p.rb.fifo.buf))
+			require.LessOrEqual(t, p.rb.envA.n, len(p.rb.envA.v))
+			require.LessOrEqual(t, p.rb.envB.n, len(p.rb.envB.v))
+			require.LessOrEqual(t, p.rb.omin.size, len(p.rb.omin.v))
+			require.LessOrEqual(t, p.rb.cand.count, c.FIFOSize)
+			require.LessOrEqual(t, p.sk.fifo.count, c.FIFOSize)
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package pll
 
 import (
-	"github.com/timealign/timealign/internal/hull"
 	"math"
 	"time"
 
@@ -10,9 +9,10 @@ import (
 
 // robust is the common frame of the Regression, Envelope and Offset modes:
 // warm-up and locking on FIFOSize consistent samples, gating, re-locking on
-// a consistent run of rejected samples, validity. Coordinates are float64
-// offsets from a base sample: x in ticks, y in nanoseconds (exact below
-// 2^53, about 104 days of nanoseconds).
+// a consistent run of rejected samples, validity. Coordinates are offsets
+// from a base sample: x in ticks, y in nanoseconds, held as int64 in the
+// FIFO and as float64 (exact below 2^53; the base moves before offsets
+// pass 2^50) in the estimators.
 type robust struct {
 	mode       Mode
 	trackSkew  bool
@@ -24,14 +24,76 @@ type robust struct {
 	hasSeen    bool
 	invalid    int
 	spreadOK   bool
-	spread     float64
-	recent     ring // accepted samples: the FIFO
+	// The spread bound (see refit): the reference line, the FIFO's spread
+	// around it, and whether an exact pass is due.
+	ref        line
+	refSpread  float64
+	refStale   bool
+	fifo       ptRing // accepted samples: the FIFO, as offsets from base
+	sx, sy     int64  // sums of the FIFO's x and y (wrapping, exact)
+	invN       float64
 	cand       ring // warm-up / re-lock candidates
 	line       line
 	reg        ewls
-	env        hull.Switching
+	lambda     float64 // Regression: the slope memory's forgetting factor
+	envA, envB hull
 	window     int
 	omin       minDeque
+
+	// Regression's outlier filter: a sample whose residual lies more than
+	// oThr from oMed does not enter the fit. Both come from the residuals
+	// (median, MAD) of the last outlierRecord(FIFOSize) gated samples.
+	outlierZ   float64
+	outlierMin float64
+	oMed, oThr float64
+	oReady     bool
+	res        []float64 // residuals of gated samples, filled in order
+	resN       int       // next write
+	resSince   int       // residuals noted since the last refresh
+	scratch    []float64
+}
+
+// outlierRecord is how many residuals the outlier bounds are computed
+// from: 4·FIFOSize, at least 32 (a MAD of 7 values is too noisy a scale).
+func outlierRecord(fifo int) int { return max(4*fifo, 32) }
+
+// pt is a FIFO sample as offsets from the base sample.
+type pt struct{ x, y int64 }
+
+// ptRing is a fixed-capacity FIFO of points; pushing onto a full ring
+// drops (and returns) the oldest.
+type ptRing struct {
+	buf   []pt
+	head  int
+	count int
+}
+
+func (q *ptRing) push(v pt) (old pt, dropped bool) {
+	if q.count == len(q.buf) {
+		old, dropped = q.buf[q.head], true
+	} else {
+		q.count++
+	}
+	q.buf[q.head] = v
+	q.head++
+	if q.head == len(q.buf) {
+		q.head = 0
+	}
+	return old, dropped
+}
+
+func (q *ptRing) newest() pt {
+	if q.head == 0 {
+		return q.buf[len(q.buf)-1]
+	}
+	return q.buf[q.head-1]
+}
+
+func (q *ptRing) oldest() pt {
+	if q.count < len(q.buf) {
+		return q.buf[0]
+	}
+	return q.buf[q.head]
 }
 
 // line is y = y0 + m·(x − x0).
@@ -41,18 +103,32 @@ func (l line) at(x float64) float64 { return l.y0 + l.m*(x-l.x0) }
 
 func (b *robust) init(cfg Config) {
 	b.mode, b.trackSkew, b.window = cfg.Mode, cfg.TrackSkew, cfg.Window
-	b.recent = newRing(cfg.FIFOSize)
+	b.fifo = ptRing{buf: make([]pt, cfg.FIFOSize)}
 	b.cand = newRing(cfg.FIFOSize)
+	b.lambda = 1 - 1/float64(cfg.Window)
+	b.invN = 1 / float64(cfg.FIFOSize)
 	switch {
 	case cfg.Mode == Envelope || (cfg.Mode == Offset && cfg.TrackSkew):
+		b.envA = newHull(2 * cfg.Window)
+		b.envB = newHull(2 * cfg.Window)
 	case cfg.Mode == Offset:
 		b.omin = newMinDeque(cfg.Window)
+	case cfg.Mode == Regression && cfg.OutlierZ > 0:
+		b.outlierZ = cfg.OutlierZ * 1.4826 // MAD → σ of a normal
+		b.outlierMin = float64(cfg.OutlierMin)
+		n := outlierRecord(cfg.FIFOSize)
+		b.res, b.scratch = make([]float64, n), make([]float64, n)
 	}
 }
 
+func (b *robust) clearFIFO() {
+	b.fifo.head, b.fifo.count, b.sx, b.sy = 0, 0, 0, 0
+	b.refStale = true
+}
+
 func (b *robust) reset() {
-	b.locked, b.everLocked, b.hasSeen, b.invalid, b.spreadOK, b.spread = false, false, false, 0, false, 0
-	b.recent.clear()
+	b.locked, b.everLocked, b.hasSeen, b.invalid, b.spreadOK, b.refStale = false, false, false, 0, false, true
+	b.clearFIFO()
 	b.cand.clear()
 }
 
@@ -60,10 +136,11 @@ func (b *robust) valid() bool { return b.locked && b.invalid == 0 && b.spreadOK 
 
 func (b *robust) usesHull() bool { return b.mode == Envelope || (b.mode == Offset && b.trackSkew) }
 
-func (b *robust) xy(s *sample) (x, y float64) {
-	// Plain int64 difference: receive times within ±292 years of the base
-	// (anything else is rejected by the gate as inconsistent anyway).
-	return float64(int64(s.t - b.base.t)), float64(int64(s.r) - int64(b.base.r))
+// off returns s as offsets from the base. Plain wrapping int64
+// differences: receive times within ±292 years of the base (anything else
+// is rejected by the gate as inconsistent anyway).
+func (b *robust) off(s *sample) pt {
+	return pt{int64(s.t - b.base.t), int64(s.r) - int64(b.base.r)}
 }
 
 func (p *PLL) clampSlope(m float64) float64 {
@@ -95,25 +172,36 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 		return Warming
 	}
 	ok := int64(t-b.lastT) > 0
+	outlier := false
 	if !ok {
 		p.st.Stale++
 	} else {
-		x, y := b.xy(&s)
-		res := y - b.line.at(x)
+		o := b.off(&s)
+		res := float64(o.y) - b.line.at(float64(o.x))
 		if b.mode == Regression {
 			ok = math.Abs(res) < p.maxDev
+			if ok && b.outlierZ > 0 {
+				outlier = b.oReady && math.Abs(res-b.oMed) > b.oThr
+				b.noteResidual(res)
+			}
 		} else {
 			ok = res >= -p.maxEarly && res < p.maxDev
 		}
 	}
-	if ok {
+	if ok && !outlier {
 		b.invalid = 0
 		b.cand.clear()
 		p.accept(s)
 		p.refit()
 		return Accepted
 	}
-	b.invalid++
+	if outlier {
+		// Within MaxDeviation: consistent, as far as validity goes.
+		p.st.Outliers++
+		b.invalid = 0
+	} else {
+		b.invalid++
+	}
 	p.addCandidate(s)
 	if b.cand.full() && p.candidateFits() {
 		if int64(b.cand.at(0).t-b.lastT) <= 0 {
@@ -121,12 +209,18 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 		}
 		p.st.Relocks++
 		p.lock()
+		if outlier {
+			return Outlier
+		}
 		return Rejected
+	}
+	if outlier {
+		return Outlier
 	}
 	if b.invalid >= p.cfg.MaxInvalid {
 		p.st.Resets++
 		b.locked = false
-		b.recent.clear()
+		b.clearFIFO()
 		// Keep the candidates: they are the newest samples and start the
 		// next warm-up.
 	}
@@ -181,9 +275,10 @@ func (p *PLL) candidateFits() bool {
 func (p *PLL) lock() {
 	b := &p.rb
 	b.base = *b.cand.at(0)
-	b.recent.clear()
+	b.clearFIFO()
 	b.reg = ewls{}
-	b.env.Clear()
+	b.envA.clear()
+	b.envB.clear()
 	b.omin.clear()
 	for i := range b.cand.count {
 		p.accept(*b.cand.at(i))
@@ -191,54 +286,68 @@ func (p *PLL) lock() {
 	b.cand.clear()
 	b.locked, b.everLocked, b.invalid = true, true, 0
 	p.refit()
+	b.resN, b.resSince, b.oReady = 0, 0, false
 }
+
+// rebaseAt is how far (ticks or ns) offsets may grow before the base moves.
+const rebaseAt = 1 << 50
 
 // accept adds s to the FIFO and the estimator.
 func (p *PLL) accept(s sample) {
 	b := &p.rb
 	b.lastT = s.t
-	b.recent.push(s)
-	// Rebase when offsets grow large, so float64 keeps full precision.
-	if x, _ := b.xy(&s); math.Abs(x) > 1<<50 {
+	o := b.off(&s)
+	// Move the base when offsets grow large, so float64 keeps full
+	// precision.
+	if o.x > rebaseAt || o.x < -rebaseAt || o.y > rebaseAt || o.y < -rebaseAt {
 		p.rebase(s)
+		o = pt{}
 	}
-	x, y := b.xy(&s)
+	if old, dropped := b.fifo.push(o); dropped {
+		b.sx -= old.x
+		b.sy -= old.y
+	}
+	b.sx += o.x
+	b.sy += o.y
+	x, y := float64(o.x), float64(o.y)
 	switch {
 	case b.mode == Regression:
-		b.reg.add(x, y, 1-1/float64(b.window))
+		b.reg.add(x, y, b.lambda)
 	case b.usesHull():
-		b.env.Push(x, y)
-		if b.env.Young().Count() >= b.window {
-			b.env.Switch()
+		b.envA.push(x, y)
+		b.envB.push(x, y)
+		if b.envB.count >= b.window {
+			b.envA, b.envB = b.envB, b.envA
+			b.envB.clear()
 		}
 	default:
-		b.omin.push(x, y-p.nominal*x)
+		b.omin.push(y - p.nominal*x)
 	}
 }
 
-// rebase moves the origin to s (rare: after 2^50 ticks). The estimators
-// restart from the FIFO.
+// rebase moves the origin to s (rare: offsets beyond 2^50). Everything is
+// translated; nothing is forgotten.
 func (p *PLL) rebase(s sample) {
 	b := &p.rb
+	d := b.off(&s)
 	b.base = s
-	b.reg = ewls{}
-	b.env.Clear()
-	b.omin.clear()
-	for i := range b.recent.count {
-		q := b.recent.at(i)
-		if int64(q.t-s.t) > 0 {
-			continue
-		}
-		x, y := b.xy(q)
-		switch {
-		case b.mode == Regression:
-			b.reg.add(x, y, 1-1/float64(b.window))
-		case b.usesHull():
-			b.env.Push(x, y)
-		default:
-			b.omin.push(x, y-p.nominal*x)
-		}
+	b.sx, b.sy = 0, 0
+	for i := range b.fifo.count {
+		q := &b.fifo.buf[i]
+		q.x -= d.x
+		q.y -= d.y
+		b.sx += q.x
+		b.sy += q.y
 	}
+	dx, dy := float64(d.x), float64(d.y)
+	b.reg.mx -= dx
+	b.reg.my -= dy
+	b.envA.shift(dx, dy)
+	b.envB.shift(dx, dy)
+	b.omin.shift(dy - p.nominal*dx)
+	b.line.x0 -= dx
+	b.line.y0 -= dy
+	b.refStale = true
 }
 
 // refit recomputes the line and the FIFO's agreement with it.
@@ -247,35 +356,139 @@ func (p *PLL) refit() {
 	switch {
 	case b.mode == Regression:
 		// Slope: exponentially forgotten least squares over ~Window
-		// samples; intercept: least squares over the FIFO given the slope.
+		// samples; intercept: least squares over the FIFO given the slope
+		// (the line through the FIFO's mean).
 		m := p.nominal
 		if b.reg.cxx > 0 {
 			m = p.clampSlope(b.reg.cxy / b.reg.cxx)
 		}
-		var sx, sy float64
-		for i := range b.recent.items() {
-			x, y := b.xy(&b.recent.buf[i])
-			sx += x
-			sy += y
+		if b.fifo.count == len(b.fifo.buf) {
+			b.line = line{m: m, x0: float64(b.sx) * b.invN, y0: float64(b.sy) * b.invN}
+		} else {
+			n := float64(b.fifo.count)
+			b.line = line{m: m, x0: float64(b.sx) / n, y0: float64(b.sy) / n}
 		}
-		n := float64(b.recent.count)
-		b.line = line{m: m, x0: sx / n, y0: sy / n}
 	case b.usesHull():
-		b.line = fitEnvelope(b.env.Answering(), p.nominal, p.minSlope, p.maxSlo)
+		b.line = b.envA.fit(p.nominal, p.minSlope, p.maxSlo)
 	default:
 		b.line = line{m: p.nominal, x0: 0, y0: b.omin.min()}
 	}
-	b.spread, b.spreadOK = 0, true
-	for i := range b.recent.items() {
-		x, y := b.xy(&b.recent.buf[i])
-		d := math.Abs(y - b.line.at(x))
-		if d > b.spread {
-			b.spread = d
+	// Validity needs every FIFO sample within MaxDeviation of the line.
+	// Rather than a pass over the FIFO per update, bound the spread: it is
+	// at most the spread around the line of the last exact pass (ref), grown
+	// by the residuals around ref of the samples added since, plus how far
+	// the line moved from ref over the FIFO's tick range (a linear function
+	// of x, so the larger of its ends). Only when that bound reaches
+	// MaxDeviation is the exact pass made (amortized rarely).
+	if b.fifo.count > 0 && !b.refStale {
+		q := b.fifo.newest()
+		if d := math.Abs(float64(q.y) - b.ref.at(float64(q.x))); d > b.refSpread {
+			b.refSpread = d
 		}
-		if !(d < p.maxDev) {
-			b.spreadOK = false
+		xa, xb := float64(b.fifo.oldest().x), float64(q.x)
+		moved := math.Abs(b.line.at(xa) - b.ref.at(xa))
+		if d := math.Abs(b.line.at(xb) - b.ref.at(xb)); d > moved {
+			moved = d
+		}
+		if b.refSpread+moved+1 < p.maxDev {
+			b.spreadOK = true
+		} else {
+			b.refStale = true
 		}
 	}
+	if b.fifo.count == 0 || b.refStale {
+		b.spreadOK = b.exactSpread() < p.maxDev // false for NaN
+	}
+}
+
+// exactSpread computes max |y − line(x)| over the FIFO, and makes the line
+// the reference of the spread bound.
+func (b *robust) exactSpread() float64 {
+	d := b.spreadAround(b.line)
+	b.ref, b.refSpread, b.refStale = b.line, d, false
+	return d
+}
+
+// spreadAround returns max |y − l(x)| over the FIFO.
+func (b *robust) spreadAround(l line) float64 {
+	// max(hi − c, c − lo) where c is the line's value at x = 0 and hi, lo
+	// bound y − m·x.
+	m := l.m
+	c := l.y0 - m*l.x0
+	hi, lo := c, c
+	for _, q := range b.fifo.buf[:b.fifo.count] {
+		v := float64(q.y) - m*float64(q.x)
+		if v > hi {
+			hi = v
+		}
+		if v < lo {
+			lo = v
+		}
+	}
+	return max(hi-c, c-lo)
+}
+
+// noteResidual records the residual of a sample within MaxDeviation
+// in a ring of the last outlierRecord(FIFOSize) (outliers included: the
+// median and the MAD ignore a minority of them, and leaving them out would
+// shrink the scale that rejects them). When the ring first fills, and then
+// every 4 turns of it (the scale changes slowly; the selections cost
+// O(ring) each), it sets Regression's outlier bounds: the median residual,
+// and OutlierZ robust standard deviations (1.4826·MAD, at least OutlierMin)
+// around it.
+func (b *robust) noteResidual(res float64) {
+	b.res[b.resN] = res
+	b.resN++
+	if b.resN == len(b.res) {
+		b.resN = 0
+	}
+	b.resSince++
+	if b.resSince < len(b.res) || (b.oReady && b.resSince < 4*len(b.res)) {
+		return
+	}
+	b.resSince = 0
+	r := b.scratch
+	copy(r, b.res)
+	med := selectMedian(r)
+	for i := range r {
+		r[i] = math.Abs(r[i] - med)
+	}
+	b.oMed = med
+	b.oThr = max(b.outlierZ*selectMedian(r), b.outlierMin)
+	b.oReady = true
+}
+
+// selectMedian returns the upper median of v (len(v) ≥ 1), reordering v
+// (Hoare's selection, expected O(len(v))).
+func selectMedian(v []float64) float64 {
+	k := len(v) / 2
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		pivot := v[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
 }
 
 func (p *PLL) correctedRobust(u uint64) (stamp.Time, bool) {
@@ -288,13 +501,13 @@ func (p *PLL) correctedRobust(u uint64) (stamp.Time, bool) {
 
 func (p *PLL) robustStatus(s *Status) {
 	b := &p.rb
-	s.Fill = b.recent.count
+	s.Fill = b.fifo.count
 	if !b.locked {
 		s.Fill = b.cand.count
 		return
 	}
 	s.Invalid = b.invalid
-	s.Spread = time.Duration(math.Round(math.Min(b.spread, 9e18)))
+	s.Spread = time.Duration(math.Round(math.Min(b.spreadAround(b.line), 9e18)))
 	s.SlopePPM = (b.line.m/p.nominal - 1) * 1e6
 	x := float64(int64(b.lastT - b.base.t))
 	if t, ok := at(b.base.r, b.line.at(x)); ok {
@@ -310,28 +523,124 @@ func (e *ewls) add(x, y, lambda float64) {
 	wOld := e.w * lambda
 	e.w = wOld + 1
 	dx, dy := x-e.mx, y-e.my
-	e.mx += dx / e.w
-	e.my += dy / e.w
-	f := wOld / e.w
+	inv := 1 / e.w
+	e.mx += dx * inv
+	e.my += dy * inv
+	f := wOld * inv
 	e.cxx = lambda*e.cxx + f*dx*dx
 	e.cxy = lambda*e.cxy + f*dx*dy
 }
 
-// fitEnvelope is the Zhang, Liu & Xia line of h with its slope held in
-// [lo, hi]; with fewer than two vertices, the nominal slope.
-func fitEnvelope(h *hull.Lower, nominal, lo, hi float64) line {
-	switch h.Vertices() {
-	case 0:
-		return line{m: nominal}
-	case 1:
-		l := h.Support(nominal)
-		return line{m: nominal, x0: l.X0, y0: l.Y0}
-	}
-	l, _ := h.Fit(lo, hi)
-	return line{m: l.M, x0: l.X0, y0: l.Y0}
+// hull is the lower convex hull of points pushed in increasing x, with the
+// count and mean x of all points pushed.
+type hull struct {
+	v     []fpt
+	n     int // vertices
+	count int // points pushed
+	sumX  float64
+	hint  int // the edge fit chose last: the search starts there
+	// fit's cache: the edge and line it returned, and the lowest vertex
+	// index written since.
+	edge, low int
+	line      line
 }
 
-// minDeque is the minimum of v over the last n pushes (monotone deque).
+type fpt struct{ x, y float64 }
+
+func newHull(capacity int) hull { return hull{v: make([]fpt, capacity+1)} }
+
+func (h *hull) clear() { h.n, h.count, h.sumX, h.hint, h.edge, h.low = 0, 0, 0, 1, 0, 0 }
+
+// shift translates every point by (−dx, −dy).
+func (h *hull) shift(dx, dy float64) {
+	for i := range h.n {
+		h.v[i].x -= dx
+		h.v[i].y -= dy
+	}
+	h.sumX -= float64(h.count) * dx
+	h.low = 0
+}
+
+// push adds a point right of all others (Andrew's monotone chain).
+func (h *hull) push(x, y float64) {
+	v := h.v
+	n := h.n
+	for n >= 2 {
+		a, b := v[n-2], v[n-1]
+		if (b.x-a.x)*(y-a.y)-(b.y-a.y)*(x-a.x) > 0 {
+			break // a left turn: b stays on the lower hull
+		}
+		n--
+	}
+	if n == len(v) { // cannot happen: capacity ≥ points between switches
+		n--
+	}
+	v[n] = fpt{x, y}
+	h.low = min(h.low, n)
+	h.n = n + 1
+	h.count++
+	h.sumX += x
+}
+
+// fit returns the line under all points that minimizes the sum of vertical
+// distances (Zhang, Liu & Xia): the hull edge over the mean x. Its slope is
+// held within [lo, hi]; if the edge's slope falls outside, the line with the
+// nearest bound slope supporting the hull is returned.
+func (h *hull) fit(nominal, lo, hi float64) line {
+	v := h.v[:h.n]
+	if len(v) == 0 {
+		return line{m: nominal}
+	}
+	if len(v) == 1 {
+		return line{m: nominal, x0: v[0].x, y0: v[0].y}
+	}
+	// The first vertex with x > mean x (x·count > sum), or the last, found
+	// by walking from the previous answer: the mean moves little between
+	// calls.
+	sum, cnt := h.sumX, float64(h.count)
+	i := min(max(h.hint, 1), len(v)-1)
+	for i > 1 && v[i-1].x*cnt > sum {
+		i--
+	}
+	for i < len(v)-1 && v[i].x*cnt <= sum {
+		i++
+	}
+	h.hint = i
+	if i == h.edge && i < h.low {
+		return h.line // same edge, same vertices: same line
+	}
+	h.edge, h.low = i, len(v)
+	h.line = h.edgeLine(i, nominal, lo, hi)
+	return h.line
+}
+
+func (h *hull) edgeLine(i int, nominal, lo, hi float64) line {
+	v := h.v[:h.n]
+	m := (v[i].y - v[i-1].y) / (v[i].x - v[i-1].x)
+	if m >= lo && m <= hi {
+		return line{m: m, x0: v[i-1].x, y0: v[i-1].y}
+	}
+	if !(m >= lo) {
+		m = lo
+	} else {
+		m = hi
+	}
+	// The supporting vertex: edge slopes increase; find the first edge
+	// steeper than m; its left end supports the line.
+	i, j := 1, len(v)
+	for i < j {
+		k := (i + j) / 2
+		if (v[k].y-v[k-1].y)/(v[k].x-v[k-1].x) > m {
+			j = k
+		} else {
+			i = k + 1
+		}
+	}
+	return line{m: m, x0: v[i-1].x, y0: v[i-1].y}
+}
+
+// minDeque is the minimum of v over the last n pushes (monotone deque in a
+// ring of n entries).
 type minDeque struct {
 	seq  []int
 	v    []float64
@@ -347,20 +656,36 @@ func newMinDeque(n int) minDeque {
 
 func (d *minDeque) clear() { d.head, d.size, d.next = 0, 0, 0 }
 
-func (d *minDeque) push(_, v float64) {
+// shift subtracts dv from every value.
+func (d *minDeque) shift(dv float64) {
+	for i := range d.v {
+		d.v[i] -= dv
+	}
+}
+
+func (d *minDeque) push(v float64) {
 	c := len(d.v)
 	for d.size > 0 {
-		k := (d.head + d.size - 1) % c
+		k := d.head + d.size - 1
+		if k >= c {
+			k -= c
+		}
 		if d.v[k] < v {
 			break
 		}
 		d.size--
 	}
 	for d.size > 0 && d.seq[d.head] <= d.next-d.n {
-		d.head = (d.head + 1) % c
+		d.head++
+		if d.head == c {
+			d.head = 0
+		}
 		d.size--
 	}
-	k := (d.head + d.size) % c
+	k := d.head + d.size
+	if k >= c {
+		k -= c
+	}
 	d.seq[k], d.v[k] = d.next, v
 	d.size++
 	d.next++

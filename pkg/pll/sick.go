@@ -73,15 +73,20 @@ type sickState struct {
 	slope       float64
 	first       sample // FirstTimeStamp, FirstTickTransmit, FirstTickScan
 	divergence  int
-	spread      float64 // max |residual| of the last slope fit
+	fitM        float64 // the last slope computed (accepted or not)
+	fitted      bool
+	xs, ys      []float64 // fitSlope's scratch: the FIFO's offsets
 }
 
-func (k *sickState) init(n int) { k.fifo = newRing(n) }
+func (k *sickState) init(n int) {
+	k.fifo = newRing(n)
+	k.xs, k.ys = make([]float64, n), make([]float64, n)
+}
 
 func (k *sickState) reset() {
 	k.fifo.clear()
 	clear(k.fifo.buf)
-	k.initialized, k.lastTick, k.slope, k.first, k.divergence, k.spread = false, 0, 0, sample{}, 0, 0
+	k.initialized, k.lastTick, k.slope, k.first, k.divergence, k.fitM, k.fitted = false, 0, 0, sample{}, 0, 0, false
 }
 
 // push shifts a sample into the FIFO and re-anchors at its oldest entry
@@ -92,7 +97,7 @@ func (k *sickState) push(s sample) {
 	if k.fifo.full() {
 		k.first = *k.fifo.at(0)
 	} else {
-		k.first = k.fifo.buf[k.fifo.head%len(k.fifo.buf)]
+		k.first = k.fifo.buf[k.fifo.head] // head < len after a push
 	}
 }
 
@@ -101,21 +106,30 @@ func (k *sickState) push(s sample) {
 // the maximum deviation of the line through the oldest sample.
 func (p *PLL) fitSlope() bool {
 	k := &p.sk
-	if !k.fifo.full() {
+	q := &k.fifo
+	if !q.full() {
 		return false
 	}
-	k.first = *k.fifo.at(0)
-	n := float64(k.fifo.count)
+	// Full: the oldest sample is at head. The sums run oldest first, as
+	// SICK's do, so they round as SICK's do.
+	k.first = q.buf[q.head]
+	t0, s0 := k.first.t, k.first.sec
+	xs, ys := k.xs, k.ys
 	var sxy, sx, sy, sxx float64
-	for i := range k.fifo.count {
-		s := k.fifo.at(i)
-		x := float64(s.t - k.first.t) // SICK takes this difference unsigned
-		y := s.sec - k.first.sec
-		sxy += x * y
-		sx += x
-		sy += y
-		sxx += x * x
+	i := 0
+	for _, seg := range [2][]sample{q.buf[q.head:], q.buf[:q.head]} {
+		for j := range seg {
+			x := float64(seg[j].t - t0) // SICK takes this difference unsigned
+			y := seg[j].sec - s0
+			xs[i], ys[i] = x, y
+			i++
+			sxy += x * y
+			sx += x
+			sy += y
+			sxx += x * x
+		}
 	}
+	n := float64(q.count)
 	den := n*sxx - sx*sx
 	if den == 0 {
 		return false
@@ -124,22 +138,30 @@ func (p *PLL) fitSlope() bool {
 	if math.IsNaN(m) || math.IsInf(m, 0) {
 		return false
 	}
-	ok := true
-	k.spread = 0
+	k.fitM, k.fitted = m, true // Status computes the spread from these
+	for i := range xs {
+		if !(math.Abs(m*xs[i]-ys[i]) < p.maxDevSec) {
+			return false
+		}
+	}
+	k.slope = m
+	return true
+}
+
+// sickSpread is the largest |residual| (seconds) of the FIFO around the
+// last slope fitSlope computed, through the oldest sample.
+func (k *sickState) sickSpread() float64 {
+	if !k.fitted || !k.fifo.full() {
+		return 0
+	}
+	var d float64
 	for i := range k.fifo.count {
 		s := k.fifo.at(i)
-		d := math.Abs(m*float64(s.t-k.first.t) - (s.sec - k.first.sec))
-		if d > k.spread {
-			k.spread = d
-		}
-		if !(d < p.maxDevSec) {
-			ok = false
+		if e := math.Abs(k.fitM*float64(s.t-k.first.t) - (s.sec - k.first.sec)); e > d {
+			d = e
 		}
 	}
-	if ok {
-		k.slope = m
-	}
-	return ok
+	return d
 }
 
 // updateSick is SICK's updatePLL on unwrapped ticks.
@@ -195,7 +217,7 @@ func (p *PLL) sickStatus(s *Status) {
 	k := &p.sk
 	s.Fill = k.fifo.count
 	s.Invalid = k.divergence
-	s.Spread = time.Duration(math.Round(math.Min(k.spread*1e9, 9e18)))
+	s.Spread = time.Duration(math.Round(math.Min(k.sickSpread()*1e9, 9e18)))
 	if k.initialized {
 		s.SlopePPM = (k.slope*1e9/p.nominal - 1) * 1e6
 		last := k.fifo.last()
