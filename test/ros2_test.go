@@ -453,3 +453,59 @@ func TestParameters(t *testing.T) {
 	require.Contains(t, out, "Max value: 1000")
 	node.stop(t)
 }
+
+// TestSimTime: with use_sim_time the node's time is /clock: the receive
+// stamps the estimator works on and the stamps of /diagnostics follow the
+// simulated clock, not the system clock.
+func TestSimTime(t *testing.T) {
+	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_sim",
+		"-r", "in:=/ta_test/sim_raw", "-r", "out:=/ta_test/sim", "-p", "message_type:=sensor_msgs/msg/Imu",
+		"-p", "use_sim_time:=true", "-p", "stamp_source:=receive_time",
+		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(node.output.String())
+		}
+	})
+	p := newPeer(t, "/ta_test/sim_raw", "/ta_test/sim", "sensor_msgs/msg/Imu")
+	clock := newPeer(t, "/clock", "/ta_test/unused_clock", "rosgraph_msgs/msg/Clock")
+	diag := newPeer(t, "/ta_test/unused_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+	waitFor(t, 10*time.Second, "discovery", func() bool {
+		n, err := p.pub.GetSubscriptionCount()
+		m, err2 := p.sub.GetPublisherCount()
+		c, err3 := clock.pub.GetSubscriptionCount()
+		return err == nil && err2 == nil && err3 == nil && n > 0 && m > 0 && c > 0
+	})
+	const simStart = stamp.Time(5000 * time.Second)
+	now := simStart
+	tick := func(d time.Duration) {
+		now = now.Add(d)
+		c := cdrtest.Message(now, "", 0)[:stamp.HeaderStampSize] // a rosgraph_msgs/Clock is a Time
+		require.NoError(t, clock.pub.PublishSerialized(c))
+	}
+	// The node's clock has taken /clock once its diagnostics carry it.
+	waitFor(t, 10*time.Second, "/diagnostics stamped with /clock", func() bool {
+		tick(time.Millisecond)
+		for _, b := range diag.received() {
+			st, err := stamp.HeaderStamp(b)
+			if err == nil && bytes.Contains(b, []byte("ta_sim")) && st >= simStart && st < simStart.Add(time.Minute) {
+				return true
+			}
+		}
+		return false
+	})
+	const n = 200
+	wall := stamp.Time(time.Now().UnixNano())
+	for i := 0; i < n; i++ {
+		tick(10 * time.Millisecond)
+		require.NoError(t, p.pub.PublishSerialized(cdrtest.Message(wall, "imu", 307)))
+		time.Sleep(2 * time.Millisecond) // pace the input (its stamps are not what is tested)
+	}
+	waitFor(t, 10*time.Second, "all messages back", func() bool { return len(p.received()) == n })
+	for i, got := range p.received() {
+		st, err := stamp.HeaderStamp(got)
+		require.NoError(t, err)
+		require.True(t, st >= simStart && st <= now, "message %d stamped %v: want simulated time in [%v, %v]", i, st, simStart, now)
+	}
+	node.stop(t)
+}

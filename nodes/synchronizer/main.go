@@ -19,7 +19,6 @@ import (
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/pkg/stamp"
 )
 
 func main() { rosnode.Main("synchronizer", run) }
@@ -85,7 +84,7 @@ func run() error {
 		}
 	}, func() {
 		st := core.Status()
-		now := stamp.Time(time.Now().UnixNano())
+		now := n.Clock.Now()
 		r, setRate := rates.Update(st, time.Since(started))
 		buf = core.AppendStatusMsg(buf, now, st, inputs, r, setRate, core.Blocking(inputs, st, now))
 		n.PublishStatus("timealign/msg/SyncStatus", buf)

@@ -11,8 +11,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
@@ -56,7 +54,7 @@ func run() error {
 		Other:   func(m runtime.Msg) { _ = core.Reference(m.Data) },
 		Health: func() runtime.Diagnostic {
 			st := core.Status()
-			buf = tsestnode.AppendStatusMsg(buf, stamp.Time(time.Now().UnixNano()), st, n.Inbox.Dropped())
+			buf = tsestnode.AppendStatusMsg(buf, n.Clock.Now(), st, n.Inbox.Dropped())
 			n.PublishStatus("timealign/msg/TimestampEstimatorStatus", buf)
 			d := tsestnode.Diagnose(n.Name.FQN(), st, prev)
 			prev = st
