@@ -2,10 +2,13 @@
 
 // Package test holds the ROS 2 integration tests: they build the nodes,
 // start them, and talk to them over DDS on this machine only (loopback,
-// multicast off, a random domain). Run them with ROS 2 Humble sourced and
-// the cgo flags of its install (see .ci/ros2):
+// multicast off, a random domain). They decode the nodes' status messages
+// with the generated bindings (msgs/timealign), so they link against this
+// package's interfaces: run them with ROS 2 Humble and a colcon install of
+// this package sourced, the cgo flags of both, and TIMEALIGN_INSTALL set to
+// that install, which is also what they test (.ci/ros2 does all of this):
 //
-//	go test -tags ros2 ./test/...
+//	TIMEALIGN_INSTALL=<ws>/install go test -tags ros2 ./test/...
 package test
 
 import (
@@ -25,8 +28,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tiiuae/rclgo/pkg/rclgo"
+	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
 	"github.com/timealign/timealign/internal/cdrtest"
+	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
+	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -182,6 +188,7 @@ func TestTimestampEstimator(t *testing.T) {
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
 	p := newPeer(t, "/ta_test/imu_raw", "/ta_test/imu", "sensor_msgs/msg/Imu")
 	diag := newPeer(t, "/ta_test/unused_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+	status := newPeer(t, "/ta_test/unused_status", "/timestamp_estimator/status", "timealign/msg/TimestampEstimatorStatus")
 	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
 		m, err2 := p.sub.GetPublisherCount()
@@ -229,7 +236,53 @@ func TestTimestampEstimator(t *testing.T) {
 		}
 		return false
 	})
+	// The same, decoded with the generated bindings: the CDR the node
+	// encodes in Go is the interface's.
+	waitFor(t, 5*time.Second, "a typed OK diagnostic", func() bool {
+		for _, b := range diag.received() {
+			a := decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport)
+			if len(a.Status) == 1 && a.Status[0].HardwareId == "/timestamp_estimator" && a.Status[0].Level == 0 &&
+				keyValue(a.Status[0].Values, "messages_out") == fmt.Sprint(len(sent)) {
+				return true
+			}
+		}
+		return false
+	})
+	// ~/status (TimestampEstimatorStatus, 1 Hz) counts every message.
+	waitFor(t, 5*time.Second, "a status with every message", func() bool {
+		for _, b := range status.received() {
+			st := decode[*tamsg.TimestampEstimatorStatus](t, b, tamsg.TimestampEstimatorStatusTypeSupport)
+			if st.MessagesIn == uint64(len(sent)) {
+				require.Equal(t, st.MessagesIn, st.MessagesOut)
+				require.Equal(t, st.MessagesIn, st.Samples)
+				require.True(t, st.HaveEstimate)
+				require.Zero(t, st.DroppedMalformed+st.DroppedQueue)
+				require.InDelta(t, float64(c.Period), float64(st.Period.Sec)*1e9+float64(st.Period.Nanosec), float64(c.Period)/100)
+				return true
+			}
+		}
+		return false
+	})
 	node.stop(t)
+}
+
+// decode deserializes a message with its generated type support.
+func decode[T types.Message](t *testing.T, b []byte, ts types.MessageTypeSupport) T {
+	t.Helper()
+	m, err := rclgo.Deserialize(b, ts)
+	require.NoError(t, err)
+	v, ok := m.(T)
+	require.True(t, ok, "decoded a %T", m)
+	return v
+}
+
+func keyValue(kvs []diagmsg.KeyValue, key string) string {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
 }
 
 // TestClockSync: a lidar whose header.stamp holds a drifting device clock
@@ -238,6 +291,7 @@ func TestClockSync(t *testing.T) {
 	node := start(t, "clock_sync", "--ros-args", "-r", "in:=/ta_test/scan_raw", "-r", "out:=/ta_test/scan",
 		"-p", "message_type:=sensor_msgs/msg/LaserScan", "-p", "mode:=envelope", "-p", "when_invalid:=drop")
 	p := newPeer(t, "/ta_test/scan_raw", "/ta_test/scan", "sensor_msgs/msg/LaserScan")
+	status := newPeer(t, "/ta_test/unused_status", "/clock_sync/status", "timealign/msg/ClockSyncStatus")
 	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
 		m, err2 := p.sub.GetPublisherCount()
@@ -266,6 +320,23 @@ func TestClockSync(t *testing.T) {
 		require.Greater(t, off, time.Duration(0), "host time, not device time")
 		require.Less(t, off, 5*time.Second)
 	}
+	// ~/status (ClockSyncStatus): every scan counted, a valid envelope fit
+	// whose offset is host minus device time.
+	waitFor(t, 5*time.Second, "a status with every scan", func() bool {
+		for _, b := range status.received() {
+			st := decode[*tamsg.ClockSyncStatus](t, b, tamsg.ClockSyncStatusTypeSupport)
+			if st.MessagesIn == 100 {
+				require.Equal(t, "envelope", st.Mode)
+				require.True(t, st.Valid)
+				require.Equal(t, st.MessagesIn, st.MessagesOut+st.DroppedInvalid)
+				off := time.Duration(st.Offset.Sec)*time.Second + time.Duration(st.Offset.Nanosec)
+				host := time.Duration(start.UnixNano()) - 1234*time.Second
+				require.InDelta(t, float64(host), float64(off), float64(5*time.Second))
+				return true
+			}
+		}
+		return false
+	})
 	node.stop(t)
 }
 
@@ -350,6 +421,9 @@ func TestSynchronizer(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, want[k][i], st, "set %d topic %d", k, i)
 		}
+		m := decode[*tamsg.MatchedSet](t, b, tamsg.MatchedSetTypeSupport)
+		require.Equal(t, uint64(k), m.Sequence)
+		require.Len(t, m.Stamps, 3)
 	}
 	for i, p := range peers {
 		got := p.received()
