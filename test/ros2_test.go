@@ -583,3 +583,57 @@ func TestSimTime(t *testing.T) {
 	}
 	node.stop(t)
 }
+
+// TestSyncRates: three Imu inputs at 500 Hz each through the synchronizer
+// on loopback, their types taken from the graph (no message_types): every
+// tick's set is matched and republished.
+func TestSyncRates(t *testing.T) {
+	node := start(t, "synchronizer", "--ros-args", "-r", "__node:=ta_sync_rate", "-p", "inputs:=3",
+		"-r", "in0:=/ta_test/r0", "-r", "in1:=/ta_test/r1", "-r", "in2:=/ta_test/r2",
+		"-r", "out0:=/ta_test/ro0", "-r", "out1:=/ta_test/ro1", "-r", "out2:=/ta_test/ro2",
+		"-p", "qos.in.depth:=100", "-p", "qos.out.depth:=1000")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(node.output.String())
+		}
+	})
+	peers := make([]*peer, 3)
+	for i := range peers {
+		peers[i] = newPeer(t, fmt.Sprintf("/ta_test/r%d", i), fmt.Sprintf("/ta_test/ro%d", i), "sensor_msgs/msg/Imu")
+	}
+	matched := newPeer(t, "/ta_test/unused_matched", "/ta_sync_rate/matched", "timealign/msg/MatchedSet")
+	waitFor(t, 15*time.Second, "discovery of the types and both directions", func() bool {
+		for _, p := range append(peers, matched) {
+			n, err := p.pub.GetSubscriptionCount()
+			m, err2 := p.sub.GetPublisherCount()
+			if err != nil || err2 != nil || (n == 0 && p != matched) || m == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	const n = 1500
+	begin := time.Now()
+	base := stamp.Time(begin.UnixNano())
+	for i := 0; i < n; i++ {
+		at := time.Duration(i) * 2 * time.Millisecond
+		for time.Since(begin) < at {
+			time.Sleep(100 * time.Microsecond)
+		}
+		for _, p := range peers {
+			require.NoError(t, p.pub.PublishSerialized(cdrtest.Message(base.Add(at), "imu", 307)))
+		}
+	}
+	took := time.Since(begin)
+	deadline := time.Now().Add(3 * time.Second)
+	for len(matched.received()) < n-1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := len(matched.received())
+	t.Logf("3 x %d Imu messages at %.0f Hz each, %d sets out (%.2f %%)", n, float64(n)/took.Seconds(), got, 100*float64(got)/n)
+	require.GreaterOrEqual(t, got, n*99/100)
+	for i, p := range peers {
+		require.GreaterOrEqual(t, len(p.received()), got, "members republished on out%d", i)
+	}
+	node.stop(t)
+}

@@ -238,9 +238,9 @@ loop:
 	return errors.Join(err, n.ctx.Close())
 }
 
-// discoverType waits until topic has a publisher in the ROS graph and
+// DiscoverType waits until topic has a publisher in the ROS graph and
 // returns its type; false if the node was stopped first.
-func (n *Node) discoverType(topic string) (string, bool) {
+func (n *Node) DiscoverType(topic string) (string, bool) {
 	n.Info("message_type not set: waiting for a publisher of ", topic, " to learn its type")
 	var found string
 	n.waitSignal(func() bool {
@@ -286,7 +286,10 @@ type Rewrite struct {
 	// Process rewrites a message of `in` in place and says whether to
 	// publish it on `out`; an error describes a malformed message.
 	Process func(msg []byte, receive stamp.Time) (publish bool, err error)
-	// Other handles messages of further subscriptions (input ≥ 1).
+	// Extra are further topics of the same type, subscribed as inputs 1, 2, …
+	// with QoS In once the type is known.
+	Extra []string
+	// Other handles messages of the Extra subscriptions (input ≥ 1).
 	Other func(m runtime.Msg)
 	// Health is called once a second; changes of its level or message are
 	// logged.
@@ -303,7 +306,7 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		return err
 	}
 	if r.MessageType == "" {
-		t, ok := n.discoverType(in)
+		t, ok := n.DiscoverType(in)
 		if !ok {
 			return nil // stopped while waiting
 		}
@@ -324,6 +327,15 @@ func (n *Node) RunRewrite(r Rewrite) error {
 	}
 	if err := n.Subscribe(0, in, r.MessageType, r.In); err != nil {
 		return err
+	}
+	for i, topic := range r.Extra {
+		name, err := n.Resolve(topic)
+		if err != nil {
+			return err
+		}
+		if err := n.Subscribe(1+i, name, r.MessageType, r.In); err != nil {
+			return err
+		}
 	}
 	n.Info(fmt.Sprintf("%s (%s) -> %s", in, r.MessageType, outName))
 	return n.Run(func(m runtime.Msg) {
