@@ -6,6 +6,11 @@ package msgs
 
 import (
 	_ "github.com/timealign/timealign/msgs/builtin_interfaces/msg" //
+	_ "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"    //
+	_ "github.com/timealign/timealign/msgs/diagnostic_msgs/srv"    //
 	_ "github.com/timealign/timealign/msgs/rcl_interfaces/msg"     //
 	_ "github.com/timealign/timealign/msgs/rcl_interfaces/srv"     //
+	_ "github.com/timealign/timealign/msgs/rosgraph_msgs/msg"      //
+	_ "github.com/timealign/timealign/msgs/std_msgs/msg"           //
+	_ "github.com/timealign/timealign/msgs/timealign/msg"          //
 )

@@ -2,10 +2,13 @@
 
 // Package test holds the ROS 2 integration tests: they build the nodes,
 // start them, and talk to them over DDS on this machine only (loopback,
-// multicast off, a random domain). Run them with ROS 2 Humble sourced and
-// the cgo flags of its install (see .ci/ros2):
+// multicast off, a random domain). They decode the nodes' status messages
+// with the generated bindings (msgs/timealign), so they link against this
+// package's interfaces: run them with ROS 2 Humble and a colcon install of
+// this package sourced, the cgo flags of both, and TIMEALIGN_INSTALL set to
+// that install, which is also what they test (.ci/ros2 does all of this):
 //
-//	go test -tags ros2 ./test/...
+//	TIMEALIGN_INSTALL=<ws>/install go test -tags ros2 ./test/...
 package test
 
 import (
@@ -25,8 +28,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tiiuae/rclgo/pkg/rclgo"
+	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
 	"github.com/timealign/timealign/internal/cdrtest"
+	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
+	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -182,6 +188,7 @@ func TestTimestampEstimator(t *testing.T) {
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
 	p := newPeer(t, "/ta_test/imu_raw", "/ta_test/imu", "sensor_msgs/msg/Imu")
 	diag := newPeer(t, "/ta_test/unused_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+	status := newPeer(t, "/ta_test/unused_status", "/timestamp_estimator/status", "timealign/msg/TimestampEstimatorStatus")
 	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
 		m, err2 := p.sub.GetPublisherCount()
@@ -194,7 +201,7 @@ func TestTimestampEstimator(t *testing.T) {
 	samples := sim.Delivered(s)
 	var sent [][]byte
 	for i, x := range samples {
-		msg := cdrtest.Message(x.Receive, "imu_link", 307) // 332 bytes: DDS pads to a multiple of 4
+		msg := cdrtest.Message(x.Receive, frame(i), 307) // 332 bytes: DDS pads to a multiple of 4
 		sent = append(sent, msg)
 		require.NoError(t, p.pub.PublishSerialized(msg))
 		_ = i
@@ -205,19 +212,24 @@ func TestTimestampEstimator(t *testing.T) {
 			t.Log(node.output.String())
 		}
 	})
-	waitFor(t, 10*time.Second, "all messages back", func() bool { return len(p.received()) == len(sent) })
+	waitFor(t, 10*time.Second, "the last message back", func() bool { return lastFrame(p.received()) == len(sent)-1 })
 	cfg := tsest.DefaultConfig()
 	cfg.Window = time.Second
 	est, err := tsest.New(cfg)
 	require.NoError(t, err)
-	for i, got := range p.received() {
-		want := append([]byte(nil), sent[i]...)
+	want := make([][]byte, len(sent))
+	for i := range sent {
+		want[i] = append([]byte(nil), sent[i]...)
 		e, err := est.Update(samples[i].Receive)
 		require.NoError(t, err)
-		require.NoError(t, stamp.SetHeaderStamp(want, e))
-		require.Equal(t, want, got, "message %d: the estimate in header.stamp, every other byte as sent", i)
-		gs, _ := stamp.HeaderStamp(got)
-		require.LessOrEqual(t, int64(gs), int64(samples[i].Receive))
+		require.NoError(t, stamp.SetHeaderStamp(want[i], e))
+		require.LessOrEqual(t, int64(e), int64(samples[i].Receive))
+	}
+	got := p.received()
+	first := firstFrame(t, got)
+	require.Len(t, got, len(sent)-first, "every message after the first one back")
+	for j, g := range got {
+		require.Equal(t, want[first+j], g, "message %d: the estimate in header.stamp, every other byte as sent", first+j)
 	}
 	// /diagnostics (1 Hz) reports the node healthy, with its counters.
 	waitFor(t, 5*time.Second, "an OK diagnostic", func() bool {
@@ -229,7 +241,96 @@ func TestTimestampEstimator(t *testing.T) {
 		}
 		return false
 	})
+	// The same, decoded with the generated bindings: the CDR the node
+	// encodes in Go is the interface's.
+	waitFor(t, 5*time.Second, "a typed OK diagnostic", func() bool {
+		for _, b := range diag.received() {
+			a := decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport)
+			if len(a.Status) == 1 && a.Status[0].HardwareId == "/timestamp_estimator" && a.Status[0].Level == 0 &&
+				keyValue(a.Status[0].Values, "messages_out") == fmt.Sprint(len(sent)) {
+				return true
+			}
+		}
+		return false
+	})
+	// ~/status (TimestampEstimatorStatus, 1 Hz) counts every message.
+	waitFor(t, 5*time.Second, "a status with every message", func() bool {
+		for _, b := range status.received() {
+			st := decode[*tamsg.TimestampEstimatorStatus](t, b, tamsg.TimestampEstimatorStatusTypeSupport)
+			if st.MessagesIn == uint64(len(sent)) {
+				require.Equal(t, st.MessagesIn, st.MessagesOut)
+				require.Equal(t, st.MessagesIn, st.Samples)
+				require.True(t, st.HaveEstimate)
+				require.Zero(t, st.DroppedMalformed+st.DroppedQueue)
+				require.InDelta(t, float64(c.Period), float64(st.Period.Sec)*1e9+float64(st.Period.Nanosec), float64(c.Period)/100)
+				return true
+			}
+		}
+		return false
+	})
 	node.stop(t)
+}
+
+// frame is the frame_id of test message i: its index, in 8 bytes.
+func frame(i int) string { return fmt.Sprintf("m%07d", i) }
+
+// frameIndex returns the index in a message's frame_id, -1 if none.
+func frameIndex(msg []byte) int {
+	_, f, err := stamp.Header(msg)
+	var i int
+	if err != nil || len(f) != 8 || f[0] != 'm' {
+		return -1
+	}
+	if _, err := fmt.Sscanf(string(f[1:]), "%d", &i); err != nil {
+		return -1
+	}
+	return i
+}
+
+func lastFrame(msgs [][]byte) int {
+	if len(msgs) == 0 {
+		return -1
+	}
+	return frameIndex(msgs[len(msgs)-1])
+}
+
+// maxLateStart bounds the outputs a test forgives at the start: the peer
+// sees the node's publisher before that publisher has matched the peer's
+// subscription (discovery is not symmetric), and a volatile publisher
+// drops what it publishes before it has matched.
+const maxLateStart = 10
+
+// firstFrame returns the index of the first message received, which must
+// be one of the first maxLateStart.
+func firstFrame(t *testing.T, got [][]byte) int {
+	t.Helper()
+	require.NotEmpty(t, got)
+	first := frameIndex(got[0])
+	require.GreaterOrEqual(t, first, 0)
+	require.LessOrEqual(t, first, maxLateStart, "outputs lost after discovery")
+	if first > 0 {
+		t.Logf("the first %d outputs were published before the node's publisher matched the test's subscription", first)
+	}
+	return first
+}
+
+// decode deserializes a message with its generated type support.
+func decode[T types.Message](t *testing.T, b []byte, ts types.MessageTypeSupport) T {
+	t.Helper()
+	m, err := rclgo.Deserialize(b, ts)
+	require.NoError(t, err)
+	v, ok := m.(T)
+	require.True(t, ok, "decoded a %T", m)
+	return v
+}
+
+func keyValue(kvs []diagmsg.KeyValue, key string) string {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
 }
 
 // TestClockSync: a lidar whose header.stamp holds a drifting device clock
@@ -238,6 +339,7 @@ func TestClockSync(t *testing.T) {
 	node := start(t, "clock_sync", "--ros-args", "-r", "in:=/ta_test/scan_raw", "-r", "out:=/ta_test/scan",
 		"-p", "message_type:=sensor_msgs/msg/LaserScan", "-p", "mode:=envelope", "-p", "when_invalid:=drop")
 	p := newPeer(t, "/ta_test/scan_raw", "/ta_test/scan", "sensor_msgs/msg/LaserScan")
+	status := newPeer(t, "/ta_test/unused_status", "/clock_sync/status", "timealign/msg/ClockSyncStatus")
 	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
 		n, err := p.pub.GetSubscriptionCount()
 		m, err2 := p.sub.GetPublisherCount()
@@ -266,6 +368,23 @@ func TestClockSync(t *testing.T) {
 		require.Greater(t, off, time.Duration(0), "host time, not device time")
 		require.Less(t, off, 5*time.Second)
 	}
+	// ~/status (ClockSyncStatus): every scan counted, a valid envelope fit
+	// whose offset is host minus device time.
+	waitFor(t, 5*time.Second, "a status with every scan", func() bool {
+		for _, b := range status.received() {
+			st := decode[*tamsg.ClockSyncStatus](t, b, tamsg.ClockSyncStatusTypeSupport)
+			if st.MessagesIn == 100 {
+				require.Equal(t, "envelope", st.Mode)
+				require.True(t, st.Valid)
+				require.Equal(t, st.MessagesIn, st.MessagesOut+st.DroppedInvalid)
+				off := time.Duration(st.Offset.Sec)*time.Second + time.Duration(st.Offset.Nanosec)
+				host := time.Duration(start.UnixNano()) - 1234*time.Second
+				require.InDelta(t, float64(host), float64(off), float64(5*time.Second))
+				return true
+			}
+		}
+		return false
+	})
 	node.stop(t)
 }
 
@@ -339,22 +458,19 @@ func TestSynchronizer(t *testing.T) {
 		s.Add(tsync.Message[struct{}]{Topic: m.topic, Stamp: m.st})
 	}
 	require.Greater(t, len(want), 30)
-	// Match by the MatchedSet's sequence number: the first sets may be
-	// published before discovery completes on the node's side (volatile QoS).
-	seqOf := func(b []byte) uint64 { return binary.LittleEndian.Uint64(b[20:]) }
-	waitFor(t, 10*time.Second, "the last matched set", func() bool {
-		for _, b := range matched.received() {
-			if seqOf(b) == uint64(len(want)-1) {
-				return true
-			}
-		}
-		return false
+	seq := func(b []byte) int { return int(binary.LittleEndian.Uint64(b[20:])) } // after the header (17 bytes + pad)
+	waitFor(t, 10*time.Second, "the matched sets", func() bool {
+		got := matched.received()
+		return len(got) > 0 && seq(got[len(got)-1]) >= len(want)-1
 	})
-	got := matched.received()
-	require.GreaterOrEqual(t, len(got), len(want)-5)
-	for _, b := range got {
-		k := int(seqOf(b))
-		require.Less(t, k, len(want))
+	sets := matched.received()
+	require.LessOrEqual(t, seq(sets[0]), maxLateStart, "sets lost after discovery")
+	for j, b := range sets {
+		k := seq(b)
+		require.Equal(t, seq(sets[0])+j, k, "sets in sequence")
+		if k >= len(want) {
+			break
+		}
 		n := int(binary.LittleEndian.Uint32(b[28:]))
 		require.Equal(t, 3, n)
 		for i := 0; i < n; i++ {
@@ -362,18 +478,26 @@ func TestSynchronizer(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, want[k][i], st, "set %d topic %d", k, i)
 		}
+		m := decode[*tamsg.MatchedSet](t, b, tamsg.MatchedSetTypeSupport)
+		require.Equal(t, uint64(k), m.Sequence)
+		require.Len(t, m.Stamps, 3)
 	}
 	for i, p := range peers {
-		inSets := map[stamp.Time]bool{}
-		for _, row := range want {
-			inSets[row[i]] = true
-		}
+		// The members republished on out<i>: the offline sets' members
+		// from the first one received on.
 		got := p.received()
-		require.GreaterOrEqual(t, len(got), len(want)-5)
-		for _, b := range got {
-			st, frame, err := stamp.Header(b)
+		require.NotEmpty(t, got)
+		st0, _ := stamp.HeaderStamp(got[0])
+		k0 := 0
+		for k0 < len(want) && want[k0][i] != st0 {
+			k0++
+		}
+		require.LessOrEqual(t, k0, maxLateStart, "out%d: members lost after discovery", i)
+		require.GreaterOrEqual(t, len(got), len(want)-k0)
+		for k := k0; k < len(want); k++ {
+			st, frame, err := stamp.Header(got[k-k0])
 			require.NoError(t, err)
-			require.True(t, inSets[st], "out%d carries a member of an offline set", i)
+			require.Equal(t, want[k][i], st, "out%d member of set %d", i, k)
 			require.Equal(t, fmt.Sprint("f", i), string(frame))
 		}
 	}
@@ -467,5 +591,116 @@ func TestParameters(t *testing.T) {
 	out, err = ros2(t, "param", "describe", "/ta_params", "loss_threshold")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "Max value: 1000")
+	node.stop(t)
+}
+
+// TestSimTime: with use_sim_time the node's time is /clock: the receive
+// stamps the estimator works on and the stamps of /diagnostics follow the
+// simulated clock, not the system clock.
+func TestSimTime(t *testing.T) {
+	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_sim",
+		"-r", "in:=/ta_test/sim_raw", "-r", "out:=/ta_test/sim", "-p", "message_type:=sensor_msgs/msg/Imu",
+		"-p", "use_sim_time:=true", "-p", "stamp_source:=receive_time",
+		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(node.output.String())
+		}
+	})
+	p := newPeer(t, "/ta_test/sim_raw", "/ta_test/sim", "sensor_msgs/msg/Imu")
+	clock := newPeer(t, "/clock", "/ta_test/unused_clock", "rosgraph_msgs/msg/Clock")
+	diag := newPeer(t, "/ta_test/unused_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+	waitFor(t, 10*time.Second, "discovery", func() bool {
+		n, err := p.pub.GetSubscriptionCount()
+		m, err2 := p.sub.GetPublisherCount()
+		c, err3 := clock.pub.GetSubscriptionCount()
+		return err == nil && err2 == nil && err3 == nil && n > 0 && m > 0 && c > 0
+	})
+	const simStart = stamp.Time(5000 * time.Second)
+	now := simStart
+	tick := func(d time.Duration) {
+		now = now.Add(d)
+		c := cdrtest.Message(now, "", 0)[:stamp.HeaderStampSize] // a rosgraph_msgs/Clock is a Time
+		require.NoError(t, clock.pub.PublishSerialized(c))
+	}
+	// The node's clock has taken /clock once its diagnostics carry it.
+	waitFor(t, 10*time.Second, "/diagnostics stamped with /clock", func() bool {
+		tick(time.Millisecond)
+		for _, b := range diag.received() {
+			st, err := stamp.HeaderStamp(b)
+			if err == nil && bytes.Contains(b, []byte("ta_sim")) && st >= simStart && st < simStart.Add(time.Minute) {
+				return true
+			}
+		}
+		return false
+	})
+	const n = 200
+	wall := stamp.Time(time.Now().UnixNano())
+	for i := 0; i < n; i++ {
+		tick(10 * time.Millisecond)
+		require.NoError(t, p.pub.PublishSerialized(cdrtest.Message(wall, frame(i), 307)))
+		time.Sleep(2 * time.Millisecond) // pace the input (its stamps are not what is tested)
+	}
+	waitFor(t, 10*time.Second, "the last message back", func() bool { return lastFrame(p.received()) == n-1 })
+	require.Len(t, p.received(), n-firstFrame(t, p.received()))
+	for i, got := range p.received() {
+		st, err := stamp.HeaderStamp(got)
+		require.NoError(t, err)
+		require.True(t, st >= simStart && st <= now, "message %d stamped %v: want simulated time in [%v, %v]", i, st, simStart, now)
+	}
+	node.stop(t)
+}
+
+// TestSyncRates: three Imu inputs at 500 Hz each through the synchronizer
+// on loopback, their types taken from the graph (no message_types): every
+// tick's set is matched and republished.
+func TestSyncRates(t *testing.T) {
+	node := start(t, "synchronizer", "--ros-args", "-r", "__node:=ta_sync_rate", "-p", "inputs:=3",
+		"-r", "in0:=/ta_test/r0", "-r", "in1:=/ta_test/r1", "-r", "in2:=/ta_test/r2",
+		"-r", "out0:=/ta_test/ro0", "-r", "out1:=/ta_test/ro1", "-r", "out2:=/ta_test/ro2",
+		"-p", "qos.in.depth:=100", "-p", "qos.out.depth:=1000")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(node.output.String())
+		}
+	})
+	peers := make([]*peer, 3)
+	for i := range peers {
+		peers[i] = newPeer(t, fmt.Sprintf("/ta_test/r%d", i), fmt.Sprintf("/ta_test/ro%d", i), "sensor_msgs/msg/Imu")
+	}
+	matched := newPeer(t, "/ta_test/unused_matched", "/ta_sync_rate/matched", "timealign/msg/MatchedSet")
+	waitFor(t, 15*time.Second, "discovery of the types and both directions", func() bool {
+		for _, p := range append(peers, matched) {
+			n, err := p.pub.GetSubscriptionCount()
+			m, err2 := p.sub.GetPublisherCount()
+			if err != nil || err2 != nil || (n == 0 && p != matched) || m == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	const n = 1500
+	begin := time.Now()
+	base := stamp.Time(begin.UnixNano())
+	for i := 0; i < n; i++ {
+		at := time.Duration(i) * 2 * time.Millisecond
+		for time.Since(begin) < at {
+			time.Sleep(100 * time.Microsecond)
+		}
+		for _, p := range peers {
+			require.NoError(t, p.pub.PublishSerialized(cdrtest.Message(base.Add(at), "imu", 307)))
+		}
+	}
+	took := time.Since(begin)
+	deadline := time.Now().Add(3 * time.Second)
+	for len(matched.received()) < n-1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := len(matched.received())
+	t.Logf("3 x %d Imu messages at %.0f Hz each, %d sets out (%.2f %%)", n, float64(n)/took.Seconds(), got, 100*float64(got)/n)
+	require.GreaterOrEqual(t, got, n*99/100)
+	for i, p := range peers {
+		require.GreaterOrEqual(t, len(p.received()), got, "members republished on out%d", i)
+	}
 	node.stop(t)
 }

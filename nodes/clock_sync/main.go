@@ -10,8 +10,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
@@ -48,7 +46,7 @@ func run() error {
 		},
 		Health: func() runtime.Diagnostic {
 			st := core.Status()
-			buf = clocksync.AppendStatusMsg(buf, stamp.Time(time.Now().UnixNano()), st, p.Config.PLL.FIFOSize, n.Inbox.Dropped())
+			buf = clocksync.AppendStatusMsg(buf, n.Clock.Now(), st, p.Config.PLL.FIFOSize, n.Inbox.Dropped())
 			n.PublishStatus("timealign/msg/ClockSyncStatus", buf)
 			d := clocksync.Diagnose(n.Name.FQN(), st, prev)
 			prev = st

@@ -19,7 +19,6 @@ import (
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/pkg/stamp"
 )
 
 func main() { rosnode.Main("synchronizer", run) }
@@ -35,16 +34,23 @@ func run() error {
 	}
 	k := p.Config.Sync.Topics
 	inputs := make([]string, k)
+	types := make([]string, k)
 	outs := make([]*rclgo.Publisher, k)
 	for i := range k {
 		if inputs[i], err = n.Resolve(fmt.Sprint("in", i)); err != nil {
 			return err
 		}
+		if types[i] = p.MessageType(i); types[i] == "" {
+			var ok bool
+			if types[i], ok = n.DiscoverType(inputs[i]); !ok {
+				return nil // stopped while waiting
+			}
+		}
 		outName, err := n.Resolve(fmt.Sprint("out", i))
 		if err != nil {
 			return err
 		}
-		if outs[i], err = n.Publisher(outName, p.MessageType(i), p.Out); err != nil {
+		if outs[i], err = n.Publisher(outName, types[i], p.Out); err != nil {
 			return err
 		}
 	}
@@ -70,7 +76,7 @@ func run() error {
 		return err
 	}
 	for i := range k {
-		if err := n.Subscribe(i, inputs[i], p.MessageType(i), p.In); err != nil {
+		if err := n.Subscribe(i, inputs[i], types[i], p.In); err != nil {
 			return err
 		}
 	}
@@ -85,7 +91,7 @@ func run() error {
 		}
 	}, func() {
 		st := core.Status()
-		now := stamp.Time(time.Now().UnixNano())
+		now := n.Clock.Now()
 		r, setRate := rates.Update(st, time.Since(started))
 		buf = core.AppendStatusMsg(buf, now, st, inputs, r, setRate, core.Blocking(inputs, st, now))
 		n.PublishStatus("timealign/msg/SyncStatus", buf)

@@ -11,8 +11,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
@@ -39,24 +37,16 @@ func run() error {
 			n.Info("parameters changed: restarted")
 		}
 	})
-	if _, err := rosnode.TypeSupport(p.MessageType); err == nil { // else RunRewrite reports it
-		ref, err := n.Resolve("reference")
-		if err != nil {
-			return err
-		}
-		if err := n.Subscribe(1, ref, p.MessageType, p.In); err != nil {
-			return err
-		}
-	}
 	prev := core.Status()
 	var buf []byte
 	return n.RunRewrite(rosnode.Rewrite{
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
+		Extra:   []string{"reference"},                                                        // hardware reference stamps, same type
 		Process: func(msg []byte, r stamp.Time) (bool, error) { return core.Process(msg, r) }, // core may be replaced
 		Other:   func(m runtime.Msg) { _ = core.Reference(m.Data) },
 		Health: func() runtime.Diagnostic {
 			st := core.Status()
-			buf = tsestnode.AppendStatusMsg(buf, stamp.Time(time.Now().UnixNano()), st, n.Inbox.Dropped())
+			buf = tsestnode.AppendStatusMsg(buf, n.Clock.Now(), st, n.Inbox.Dropped())
 			n.PublishStatus("timealign/msg/TimestampEstimatorStatus", buf)
 			d := tsestnode.Diagnose(n.Name.FQN(), st, prev)
 			prev = st

@@ -11,5 +11,7 @@ package rcl_interfaces_msg
 #cgo LDFLAGS: -lbuiltin_interfaces__rosidl_typesupport_c -lbuiltin_interfaces__rosidl_generator_c
 
 
+
+
 */
 import "C"

@@ -11,5 +11,7 @@ package rcl_interfaces_srv
 #cgo LDFLAGS: -lrcl_interfaces__rosidl_typesupport_c -lrcl_interfaces__rosidl_generator_c
 
 
+
+
 */
 import "C"

@@ -4,7 +4,6 @@ package rosnode
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 
@@ -155,12 +154,12 @@ func (n *Node) publishEvents() {
 	if n.events == nil {
 		return
 	}
-	now := time.Now()
+	sec, nsec, _ := n.Clock.Now().ROS()
 	for _, e := range n.Params.TakeEvents() {
 		m := e.Msg()
 		ev := &rcl.ParameterEvent{Node: m.Node, NewParameters: fromParams(m.NewParameters),
 			ChangedParameters: fromParams(m.ChangedParameters), DeletedParameters: fromParams(m.DeletedParameters),
-			Stamp: builtin.Time{Sec: int32(now.Unix()), Nanosec: uint32(now.Nanosecond())}}
+			Stamp: builtin.Time{Sec: sec, Nanosec: nsec}}
 		if err := n.events.Publish(ev); err != nil {
 			n.Warn("publish /parameter_events: ", cleanErr(err))
 		}

@@ -32,6 +32,9 @@ type Node struct {
 	Name   params.NodeName
 	Params *params.Server
 	Inbox  *runtime.Inbox
+	// Clock is the node's ROS clock: the system clock, or /clock with the
+	// parameter use_sim_time.
+	Clock *runtime.Clock
 
 	ctx   *rclgo.Context
 	node  *rclgo.Node
@@ -91,6 +94,7 @@ func New(defaultName string, argv []string, o Options) (*Node, error) {
 	n := &Node{Args: args, Name: name, ctx: ctx, node: node, ws: ws,
 		Params: params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
 		Inbox:  runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20)),
+		Clock:  runtime.NewClock(false),
 		calls:  make(chan func()), closing: make(chan struct{})}
 	if ovErr != nil {
 		n.Warn("parameter overrides: ", ovErr)
@@ -162,9 +166,9 @@ func (n *Node) Subscribe(input int, topic, msgType string, q params.QoS) error {
 				return
 			}
 			// Humble's Cyclone RMW leaves the reception time at 0 (1970):
-			// then the node's clock stands in.
-			recv := stamp.Time(time.Now().UnixNano())
-			if info != nil && info.ReceivedTimestamp.UnixNano() > 0 {
+			// then the node's clock stands in (always with use_sim_time).
+			recv := n.Clock.Now()
+			if info != nil && info.ReceivedTimestamp.UnixNano() > 0 && !n.Clock.Simulated() {
 				recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
 			}
 			n.Inbox.Offer(input, b, recv)
@@ -234,9 +238,9 @@ loop:
 	return errors.Join(err, n.ctx.Close())
 }
 
-// discoverType waits until topic has a publisher in the ROS graph and
+// DiscoverType waits until topic has a publisher in the ROS graph and
 // returns its type; false if the node was stopped first.
-func (n *Node) discoverType(topic string) (string, bool) {
+func (n *Node) DiscoverType(topic string) (string, bool) {
 	n.Info("message_type not set: waiting for a publisher of ", topic, " to learn its type")
 	var found string
 	n.waitSignal(func() bool {
@@ -282,7 +286,10 @@ type Rewrite struct {
 	// Process rewrites a message of `in` in place and says whether to
 	// publish it on `out`; an error describes a malformed message.
 	Process func(msg []byte, receive stamp.Time) (publish bool, err error)
-	// Other handles messages of further subscriptions (input ≥ 1).
+	// Extra are further topics of the same type, subscribed as inputs 1, 2, …
+	// with QoS In once the type is known.
+	Extra []string
+	// Other handles messages of the Extra subscriptions (input ≥ 1).
 	Other func(m runtime.Msg)
 	// Health is called once a second; changes of its level or message are
 	// logged.
@@ -299,7 +306,7 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		return err
 	}
 	if r.MessageType == "" {
-		t, ok := n.discoverType(in)
+		t, ok := n.DiscoverType(in)
 		if !ok {
 			return nil // stopped while waiting
 		}
@@ -320,6 +327,15 @@ func (n *Node) RunRewrite(r Rewrite) error {
 	}
 	if err := n.Subscribe(0, in, r.MessageType, r.In); err != nil {
 		return err
+	}
+	for i, topic := range r.Extra {
+		name, err := n.Resolve(topic)
+		if err != nil {
+			return err
+		}
+		if err := n.Subscribe(1+i, name, r.MessageType, r.In); err != nil {
+			return err
+		}
 	}
 	n.Info(fmt.Sprintf("%s (%s) -> %s", in, r.MessageType, outName))
 	return n.Run(func(m runtime.Msg) {
@@ -344,6 +360,35 @@ func (n *Node) RunRewrite(r Rewrite) error {
 			n.Report(r.Health())
 		}
 	})
+}
+
+// followClock makes the node's clock follow /clock (use_sim_time).
+func (n *Node) followClock() error {
+	n.Clock = runtime.NewClock(true)
+	ts, err := TypeSupport("rosgraph_msgs/msg/Clock")
+	if err != nil {
+		return err
+	}
+	q := params.SensorDataQoS() // best effort matches every /clock publisher
+	q.Depth = 1
+	clock := n.Clock
+	sub, err := n.node.NewSubscription("/clock", ts, &rclgo.SubscriptionOptions{Qos: qosProfile(q)}, func(s *rclgo.Subscription) {
+		for range 64 {
+			b, _, err := s.TakeSerializedMessage()
+			if err != nil {
+				return
+			}
+			if err := clock.SetFromClockMsg(b); err != nil {
+				n.Warn(err)
+			}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe /clock: %w", cleanErr(err))
+	}
+	n.ws.AddSubscriptions(sub)
+	n.Info("use_sim_time: the node's time follows /clock")
+	return nil
 }
 
 // PublishStatus publishes a serialized status message of msgType on
@@ -384,7 +429,7 @@ func (n *Node) Report(d runtime.Diagnostic) {
 		n.diag = pub
 	}
 	if n.diag != nil {
-		n.diagBuf = runtime.AppendDiagnosticArray(n.diagBuf, stamp.Time(time.Now().UnixNano()), d)
+		n.diagBuf = runtime.AppendDiagnosticArray(n.diagBuf, n.Clock.Now(), d)
 		if err := n.diag.PublishSerialized(n.diagBuf); err != nil {
 			n.Warn("publish /diagnostics: ", cleanErr(err))
 		}
@@ -412,8 +457,16 @@ func Setup(name string, o Options, validate func() error, bind func(*params.Bind
 	}
 	b := params.NewBinder(n.Params, validate)
 	bind(b)
+	var useSimTime bool
+	b.Bool("use_sim_time", &useSimTime, params.Descriptor{ReadOnly: true,
+		Description: "take the node's time (receive stamps, status and diagnostics stamps) from /clock (rosgraph_msgs/msg/Clock); read at start"})
 	if err := b.Declare(); err != nil {
 		return nil, err
+	}
+	if useSimTime {
+		if err := n.followClock(); err != nil {
+			return nil, err
+		}
 	}
 	for _, is := range n.Params.Issues() {
 		n.Warn(is)

@@ -10,7 +10,8 @@ import (
 // Params are the synchronizer node's parameters: the Config and the wiring.
 type Params struct {
 	Config Config
-	// MessageTypes has one type per input, or one for all.
+	// MessageTypes has one type per input, or one for all; none, or an
+	// empty entry: the type of the input's first publisher in the graph.
 	MessageTypes []string
 	Policy       string
 	In, Out      params.QoS
@@ -25,17 +26,20 @@ func DefaultParams() Params {
 // Validate checks the bound Config; pass p.Validate to params.NewBinder.
 func (p *Params) Validate() error { return p.Config.Validate() }
 
-// CheckTypes checks that message_types has one entry, or one per input.
+// CheckTypes checks that message_types has no entry, one, or one per input.
 func (p *Params) CheckTypes() error {
-	if n := len(p.MessageTypes); n != 1 && n != p.Config.Sync.Topics {
-		return fmt.Errorf("%w: message_types has %d entries, want 1 or one per input (%d)", ErrConfig, n, p.Config.Sync.Topics)
+	if n := len(p.MessageTypes); n > 1 && n != p.Config.Sync.Topics {
+		return fmt.Errorf("%w: message_types has %d entries, want none (discover), 1 or one per input (%d)", ErrConfig, n, p.Config.Sync.Topics)
 	}
 	return nil
 }
 
-// MessageType returns the type of input i.
+// MessageType returns the type of input i; "" to discover it.
 func (p *Params) MessageType(i int) string {
-	if len(p.MessageTypes) == 1 {
+	switch len(p.MessageTypes) {
+	case 0:
+		return ""
+	case 1:
 		return p.MessageTypes[0]
 	}
 	return p.MessageTypes[i]
@@ -47,7 +51,7 @@ func (p *Params) Bind(b *params.Binder) {
 	b.Int("inputs", &s.Topics, params.Descriptor{ReadOnly: true, Description: "number of inputs in0 … in{N-1}",
 		IntRange: params.Ints(2, tsync.MaxTopics, 1)})
 	b.Strings("message_types", &p.MessageTypes, params.Descriptor{ReadOnly: true,
-		Description: "type of each input (one entry for all), e.g. [sensor_msgs/msg/Image, sensor_msgs/msg/Imu]"})
+		Description: "type of each input (one entry for all), e.g. [sensor_msgs/msg/Image, sensor_msgs/msg/Imu]; none or an empty entry: taken from the input's first publisher"})
 	b.Enum("policy", &p.Policy, []string{"approximate", "exact", "epsilon", "latest"}, params.Descriptor{ReadOnly: true,
 		Description: "message_filters policy: approximate (ApproximateTime), exact, epsilon (ApproximateEpsilonTime), latest"})
 	b.Int("queue_size", &s.QueueSize, params.Descriptor{ReadOnly: true, Description: "messages queued per input",

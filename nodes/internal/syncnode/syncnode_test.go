@@ -111,3 +111,32 @@ func BenchmarkAdd(b *testing.B) {
 		next[i] += periods[i]
 	}
 }
+
+func TestMessageTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		types []string
+		want  []string // per input of 3; nil: rejected
+	}{
+		{"none: all discovered", nil, []string{"", "", ""}},
+		{"one for all", []string{"sensor_msgs/msg/Imu"}, []string{"sensor_msgs/msg/Imu", "sensor_msgs/msg/Imu", "sensor_msgs/msg/Imu"}},
+		{"one per input, one discovered", []string{"a/msg/A", "", "c/msg/C"}, []string{"a/msg/A", "", "c/msg/C"}},
+		{"two for three", []string{"a/msg/A", "b/msg/B"}, nil},
+		{"four for three", []string{"a/msg/A", "b/msg/B", "c/msg/C", "d/msg/D"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultParams()
+			p.Config.Sync.Topics = 3
+			p.MessageTypes = tc.types
+			err := p.CheckTypes()
+			if tc.want == nil {
+				require.ErrorIs(t, err, ErrConfig)
+				return
+			}
+			require.NoError(t, err)
+			for i, w := range tc.want {
+				require.Equal(t, w, p.MessageType(i), "input %d", i)
+			}
+		})
+	}
+}
