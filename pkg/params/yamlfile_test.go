@@ -46,6 +46,7 @@ var scalarCases = []struct {
 	{"0x1.8p1", DoubleValue(3)}, {"0x1.8", DoubleValue(1.5)},
 	{"1e400", StringValue("1e400")},   // overflow: ERANGE
 	{"1e-400", StringValue("1e-400")}, // underflow: ERANGE
+	{"1e-310", StringValue("1e-310")}, // subnormal: ERANGE from glibc strtod too
 	{".inf", DoubleValue(math.Inf(1))}, {"-.Inf", DoubleValue(math.Inf(-1))}, {"+.INF", DoubleValue(math.Inf(1))},
 	{"inf", DoubleValue(math.Inf(1))}, {"-Infinity", DoubleValue(math.Inf(-1))},
 	{".NaN", DoubleValue(math.NaN())}, {"nan", DoubleValue(math.NaN())},

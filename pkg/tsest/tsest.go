@@ -18,6 +18,11 @@ const MaxWindowSamples = 1 << 20
 // hull's fitted slope.
 const fitEvery = 4
 
+// minPeriod is the shortest period the fit accepts (1 ns): a flatter
+// slope means stamps that do not advance (an unstamped input repeating one
+// stamp), which has no period.
+const minPeriod = 1.0
+
 // warmup is how many samples the fit needs, without a known period, before
 // losses are inferred from timing.
 const warmup = 32
@@ -195,6 +200,10 @@ type Estimator struct {
 	backRun  int
 	backLast stamp.Time
 
+	dupRun    int     // duplicates of the last stamp in a row
+	dupPeriod float64 // the period when the run began
+	advanced  bool    // the stamps have advanced since the fit started
+
 	latency     float64 // ns
 	haveRef     bool
 	lastRefLine float64
@@ -310,6 +319,7 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.inferred = 0
 	e.mature = false
 	e.fits = 0
+	e.dupRun, e.advanced = 0, false
 	e.st.BaseTime = t
 	// Without a period, the first samples are kept to settle their losses
 	// from their intervals once there are enough of them.
@@ -358,13 +368,34 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.haveIndex = true
 		e.lastIndex = index
 	}
-	if e.started && t == e.lastRecv {
-		e.st.Duplicates++
+	// Stamps that stop advancing: a run of duplicates. When they advance
+	// again, a run that began with the fit (stamps that never advanced: an
+	// unstamped start) or lasted longer than a window's worth of periods
+	// (a stalled clock, not a burst) restarts the fit like a gap.
+	stalled, startOnly := false, false
+	if e.started {
+		if t == e.lastRecv {
+			e.st.Duplicates++
+			if e.dupRun == 0 {
+				e.dupPeriod = e.period // the run bends the fit: judge it by the period before
+			}
+			e.dupRun++
+		} else {
+			if e.dupRun > 0 {
+				startOnly = !e.advanced
+				stalled = startOnly || float64(e.dupRun)*e.dupPeriod > e.window
+				if stalled && e.dupPeriod > 0 {
+					// The restart keeps the period from before the stall.
+					e.period, e.smooth = e.dupPeriod, e.dupPeriod
+				}
+			}
+			e.dupRun, e.advanced = 0, true
+		}
 	}
 	hold := false
 
-	if !e.started || time.Duration(t-e.lastRecv) > e.cfg.Window {
-		if e.started {
+	if !e.started || stalled || time.Duration(t-e.lastRecv) > e.cfg.Window {
+		if e.started && !startOnly {
 			e.st.Gaps++
 		}
 		e.k += step
@@ -488,6 +519,15 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 			e.lateOnly++
 			e.flushPending(0)
 		}
+	}
+	if e.announced > 0 && !e.mature {
+		// A young fit's period is too uncertain to check announced
+		// losses against (two samples across a run of losses make one
+		// long period): trust them.
+		n := e.announced
+		e.announced, e.st.ExpectedLosses = 0, 0
+		e.st.LostSamplesTotal += uint64(n)
+		return n, false
 	}
 	late := e.lateness(t, e.k+1)
 	if late <= -1 && e.inferred > 0 && e.mature {
@@ -627,7 +667,13 @@ func (e *Estimator) settleWarmup() {
 			if i == len(d)-1 || float64(v) < 1.5*m {
 				continue
 			}
-			deficit := max(0, m-float64(d[i+1])) // what a delay would owe
+			// What a delay would owe: only a short next interval shows
+			// one (a loss-inflated m must not turn a normal next interval
+			// into a deficit that hides the loss).
+			deficit := 0.0
+			if float64(d[i+1]) < 0.6*m {
+				deficit = m - float64(d[i+1])
+			}
 			n := max(0, int64(math.Round((float64(v)-deficit)/m))-1)
 			lost[i] = n
 			extra += n
@@ -677,7 +723,7 @@ func (e *Estimator) fit(t stamp.Time) {
 	if h.Count() == 0 {
 		return
 	}
-	lo, hi := math.SmallestNonzeroFloat64, math.Inf(1)
+	lo, hi := math.SmallestNonzeroFloat64, math.Inf(1) // a slope at lo: stamps that do not advance
 	short := h.Count() < 8 || float64(t-e.baseT) < e.window/4
 	e.mature = !short
 	switch {
@@ -697,7 +743,7 @@ func (e *Estimator) fit(t stamp.Time) {
 		// loses nothing and saves most of the fitting.
 		if e.fits++; e.fits%fitEvery == 0 {
 			l, _ := h.Fit(lo, hi)
-			if l.M > 0 {
+			if l.M >= minPeriod {
 				// Follow a drift over about a window, but while the fit is
 				// young weigh each slope by its span squared (slopes of
 				// longer spans are that much more precise): a gain of
@@ -711,11 +757,11 @@ func (e *Estimator) fit(t stamp.Time) {
 		return
 	}
 	l, _ := h.Fit(lo, hi)
-	if h.Vertices() >= 2 && l.M > 0 && lo != hi {
+	if h.Vertices() >= 2 && l.M >= minPeriod && lo != hi {
 		e.smooth = l.M
 	}
 	e.line, e.haveLine = l, true
-	if h.Vertices() >= 2 && l.M > 0 {
+	if h.Vertices() >= 2 && l.M >= minPeriod {
 		e.period = l.M
 	}
 }

@@ -278,6 +278,51 @@ func TestDuplicatesAndIndexReset(t *testing.T) {
 	require.Equal(t, uint64(1), e.Status().Duplicates)
 }
 
+// TestStampsThatDoNotAdvance: an input that repeats one stamp (an
+// unstamped message, header.stamp 0) has no period; every sample is
+// counted as a duplicate and its estimate is its own stamp. Stamps that
+// start advancing later are then estimated normally.
+func TestStampsThatDoNotAdvance(t *testing.T) {
+	for _, at := range []stamp.Time{0, 1_700_000_000_000_000_000} {
+		e := newEstimator(t, scenario{})
+		for i := 0; i < 500; i++ {
+			got, err := e.Update(at)
+			require.NoError(t, err)
+			require.Equal(t, at, got)
+		}
+		require.False(t, e.HaveEstimate(), "period %v", e.Period())
+		require.Equal(t, uint64(499), e.Status().Duplicates)
+		for i := 1; i <= 300; i++ {
+			_, err := e.Update(at.Add(time.Duration(i) * 10 * time.Millisecond))
+			require.NoError(t, err)
+		}
+		require.True(t, e.HaveEstimate())
+		require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), float64(100*time.Microsecond))
+		require.Zero(t, e.Status().Gaps)
+
+		// A burst of 4 (one stamp) is a burst: the fit goes on.
+		last := at.Add(3 * time.Second)
+		for range 4 {
+			_, err := e.Update(last)
+			require.NoError(t, err)
+		}
+		// A stall longer than a window's worth of periods (a stuck clock)
+		// restarts the fit when the stamps move again, like a gap.
+		for range 300 {
+			_, err := e.Update(last.Add(10 * time.Millisecond))
+			require.NoError(t, err)
+		}
+		require.Zero(t, e.Status().Gaps)
+		for i := 2; i <= 100; i++ {
+			now := last.Add(time.Duration(i) * 10 * time.Millisecond)
+			got, err := e.Update(now)
+			require.NoError(t, err)
+			require.Less(t, now.Sub(got), time.Millisecond, "sample %d after the stall", i)
+		}
+		require.Equal(t, uint64(1), e.Status().Gaps)
+	}
+}
+
 func TestReferenceFromTheFirst(t *testing.T) {
 	c := DefaultConfig()
 	c.MinLatency = 3 * time.Millisecond
