@@ -29,26 +29,29 @@ func init() {
 }
 
 type ClockSyncStatus struct {
-	Header            std_msgs_msg.Header             `yaml:"header"`           // stamp: when the status was taken (node clock)
-	Mode              string                          `yaml:"mode"`             // sick | regression | envelope | offset
-	Valid             bool                            `yaml:"valid"`            // the current estimate may be used
-	FifoFill          uint32                          `yaml:"fifo_fill"`        // samples in the fit
-	FifoSize          uint32                          `yaml:"fifo_size"`        // samples the fit can hold
-	SlopePpm          float64                         `yaml:"slope_ppm"`        // device clock rate error against the host, in ppm
-	Offset            builtin_interfaces_msg.Duration `yaml:"offset"`           // host time minus device time at the newest sample
-	ResidualSpread    builtin_interfaces_msg.Duration `yaml:"residual_spread"`  // spread of the samples around the fit
-	InvalidCount      uint64                          `yaml:"invalid_count"`    // consecutive invalid estimates
-	Resets            uint64                          `yaml:"resets"`           // times the fit was restarted
-	DeviceMinTicks    uint64                          `yaml:"device_min_ticks"` // unwrapped tick range seen since the last reset
-	DeviceMaxTicks    uint64                          `yaml:"device_max_ticks"`
-	RejectedDuplicate uint64                          `yaml:"rejected_duplicate"` // inputs with a tick count already seen
-	RejectedBackward  uint64                          `yaml:"rejected_backward"`  // inputs whose ticks or receive time went back
-	Reboots           uint64                          `yaml:"reboots"`            // device reboots detected
-	MessagesIn        uint64                          `yaml:"messages_in"`
-	MessagesOut       uint64                          `yaml:"messages_out"`
-	DroppedInvalid    uint64                          `yaml:"dropped_invalid"` // messages dropped while the estimate was invalid
-	DroppedMalformed  uint64                          `yaml:"dropped_malformed"`
-	DroppedQueue      uint64                          `yaml:"dropped_queue"`
+	Header             std_msgs_msg.Header             `yaml:"header"`           // stamp: when the status was taken (node clock)
+	Mode               string                          `yaml:"mode"`             // sick | regression | envelope | offset
+	Valid              bool                            `yaml:"valid"`            // the current estimate may be used
+	FifoFill           uint32                          `yaml:"fifo_fill"`        // samples in the fit
+	FifoSize           uint32                          `yaml:"fifo_size"`        // samples the fit can hold
+	SlopePpm           float64                         `yaml:"slope_ppm"`        // device clock rate error against the host, in ppm
+	Offset             builtin_interfaces_msg.Duration `yaml:"offset"`           // host time minus device time at the newest sample
+	ResidualSpread     builtin_interfaces_msg.Duration `yaml:"residual_spread"`  // spread of the samples around the fit
+	InvalidCount       uint64                          `yaml:"invalid_count"`    // consecutive invalid estimates
+	Resets             uint64                          `yaml:"resets"`           // times the fit was restarted
+	DeviceMinTicks     uint64                          `yaml:"device_min_ticks"` // unwrapped tick range seen since the last reset
+	DeviceMaxTicks     uint64                          `yaml:"device_max_ticks"`
+	RejectedDuplicate  uint64                          `yaml:"rejected_duplicate"`    // inputs with a tick count already seen
+	RejectedBackward   uint64                          `yaml:"rejected_backward"`     // inputs whose ticks or receive time went back
+	Reboots            uint64                          `yaml:"reboots"`               // device reboots detected
+	Relocks            uint64                          `yaml:"relocks"`               // switches to a new consistent run of samples (host clock step, reboot)
+	Outliers           uint64                          `yaml:"outliers"`              // samples the regression mode kept out of its fit
+	RejectedOutOfRange uint64                          `yaml:"rejected_out_of_range"` // inputs whose ticks do not fit tick_bits
+	MessagesIn         uint64                          `yaml:"messages_in"`
+	MessagesOut        uint64                          `yaml:"messages_out"`
+	DroppedInvalid     uint64                          `yaml:"dropped_invalid"` // messages dropped while the estimate was invalid
+	DroppedMalformed   uint64                          `yaml:"dropped_malformed"`
+	DroppedQueue       uint64                          `yaml:"dropped_queue"`
 }
 
 // NewClockSyncStatus creates a new ClockSyncStatus with default values.
@@ -75,6 +78,9 @@ func (t *ClockSyncStatus) Clone() *ClockSyncStatus {
 	c.RejectedDuplicate = t.RejectedDuplicate
 	c.RejectedBackward = t.RejectedBackward
 	c.Reboots = t.Reboots
+	c.Relocks = t.Relocks
+	c.Outliers = t.Outliers
+	c.RejectedOutOfRange = t.RejectedOutOfRange
 	c.MessagesIn = t.MessagesIn
 	c.MessagesOut = t.MessagesOut
 	c.DroppedInvalid = t.DroppedInvalid
@@ -103,6 +109,9 @@ func (t *ClockSyncStatus) SetDefaults() {
 	t.RejectedDuplicate = 0
 	t.RejectedBackward = 0
 	t.Reboots = 0
+	t.Relocks = 0
+	t.Outliers = 0
+	t.RejectedOutOfRange = 0
 	t.MessagesIn = 0
 	t.MessagesOut = 0
 	t.DroppedInvalid = 0
@@ -206,6 +215,9 @@ func (t _ClockSyncStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg types.Mes
 	mem.rejected_duplicate = C.uint64_t(m.RejectedDuplicate)
 	mem.rejected_backward = C.uint64_t(m.RejectedBackward)
 	mem.reboots = C.uint64_t(m.Reboots)
+	mem.relocks = C.uint64_t(m.Relocks)
+	mem.outliers = C.uint64_t(m.Outliers)
+	mem.rejected_out_of_range = C.uint64_t(m.RejectedOutOfRange)
 	mem.messages_in = C.uint64_t(m.MessagesIn)
 	mem.messages_out = C.uint64_t(m.MessagesOut)
 	mem.dropped_invalid = C.uint64_t(m.DroppedInvalid)
@@ -231,6 +243,9 @@ func (t _ClockSyncStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_
 	m.RejectedDuplicate = uint64(mem.rejected_duplicate)
 	m.RejectedBackward = uint64(mem.rejected_backward)
 	m.Reboots = uint64(mem.reboots)
+	m.Relocks = uint64(mem.relocks)
+	m.Outliers = uint64(mem.outliers)
+	m.RejectedOutOfRange = uint64(mem.rejected_out_of_range)
 	m.MessagesIn = uint64(mem.messages_in)
 	m.MessagesOut = uint64(mem.messages_out)
 	m.DroppedInvalid = uint64(mem.dropped_invalid)

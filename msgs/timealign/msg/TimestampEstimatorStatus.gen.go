@@ -46,8 +46,13 @@ type TimestampEstimatorStatus struct {
 	BaseTimeResetOffset    builtin_interfaces_msg.Duration `yaml:"base_time_reset_offset"`   // size of the last re-anchoring
 	Resets                 uint64                          `yaml:"resets"`                   // full resets (driver reset or unrecoverable input)
 	RejectedBackward       uint64                          `yaml:"rejected_backward"`        // samples whose stamp went back in time
-	RejectedDuplicate      uint64                          `yaml:"rejected_duplicate"`       // samples with a duplicate stamp
-	Gaps                   uint64                          `yaml:"gaps"`                     // gaps longer than the window (estimator restarted)
+	RejectedDuplicate      uint64                          `yaml:"rejected_duplicate"`       // indexed samples rejected: their index repeats the previous one's
+	DuplicateStamps        uint64                          `yaml:"duplicate_stamps"`         // samples stamped like the previous one (bursts; every one: an unstamped input)
+	Gaps                   uint64                          `yaml:"gaps"`                     // gaps or stalls longer than the window (estimator restarted)
+	ClockSteps             uint64                          `yaml:"clock_steps"`              // host clock steps back (estimator restarted)
+	IndexResets            uint64                          `yaml:"index_resets"`             // index counter resets or implausible jumps (timing used instead)
+	LossRecounts           uint64                          `yaml:"loss_recounts"`            // inferred losses taken back (a sample came a period early)
+	References             uint64                          `yaml:"references"`               // hardware reference stamps received on `reference`
 	MessagesIn             uint64                          `yaml:"messages_in"`              // messages received on `in`
 	MessagesOut            uint64                          `yaml:"messages_out"`             // messages published on `out`
 	DroppedMalformed       uint64                          `yaml:"dropped_malformed"`        // messages dropped: not CDR / no leading std_msgs/Header
@@ -82,7 +87,12 @@ func (t *TimestampEstimatorStatus) Clone() *TimestampEstimatorStatus {
 	c.Resets = t.Resets
 	c.RejectedBackward = t.RejectedBackward
 	c.RejectedDuplicate = t.RejectedDuplicate
+	c.DuplicateStamps = t.DuplicateStamps
 	c.Gaps = t.Gaps
+	c.ClockSteps = t.ClockSteps
+	c.IndexResets = t.IndexResets
+	c.LossRecounts = t.LossRecounts
+	c.References = t.References
 	c.MessagesIn = t.MessagesIn
 	c.MessagesOut = t.MessagesOut
 	c.DroppedMalformed = t.DroppedMalformed
@@ -114,7 +124,12 @@ func (t *TimestampEstimatorStatus) SetDefaults() {
 	t.Resets = 0
 	t.RejectedBackward = 0
 	t.RejectedDuplicate = 0
+	t.DuplicateStamps = 0
 	t.Gaps = 0
+	t.ClockSteps = 0
+	t.IndexResets = 0
+	t.LossRecounts = 0
+	t.References = 0
 	t.MessagesIn = 0
 	t.MessagesOut = 0
 	t.DroppedMalformed = 0
@@ -221,7 +236,12 @@ func (t _TimestampEstimatorStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg 
 	mem.resets = C.uint64_t(m.Resets)
 	mem.rejected_backward = C.uint64_t(m.RejectedBackward)
 	mem.rejected_duplicate = C.uint64_t(m.RejectedDuplicate)
+	mem.duplicate_stamps = C.uint64_t(m.DuplicateStamps)
 	mem.gaps = C.uint64_t(m.Gaps)
+	mem.clock_steps = C.uint64_t(m.ClockSteps)
+	mem.index_resets = C.uint64_t(m.IndexResets)
+	mem.loss_recounts = C.uint64_t(m.LossRecounts)
+	mem.references = C.uint64_t(m.References)
 	mem.messages_in = C.uint64_t(m.MessagesIn)
 	mem.messages_out = C.uint64_t(m.MessagesOut)
 	mem.dropped_malformed = C.uint64_t(m.DroppedMalformed)
@@ -250,7 +270,12 @@ func (t _TimestampEstimatorStatusTypeSupport) AsGoStruct(msg types.Message, ros2
 	m.Resets = uint64(mem.resets)
 	m.RejectedBackward = uint64(mem.rejected_backward)
 	m.RejectedDuplicate = uint64(mem.rejected_duplicate)
+	m.DuplicateStamps = uint64(mem.duplicate_stamps)
 	m.Gaps = uint64(mem.gaps)
+	m.ClockSteps = uint64(mem.clock_steps)
+	m.IndexResets = uint64(mem.index_resets)
+	m.LossRecounts = uint64(mem.loss_recounts)
+	m.References = uint64(mem.references)
 	m.MessagesIn = uint64(mem.messages_in)
 	m.MessagesOut = uint64(mem.messages_out)
 	m.DroppedMalformed = uint64(mem.dropped_malformed)

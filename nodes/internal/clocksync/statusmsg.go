@@ -20,7 +20,7 @@ func AppendStatusMsg(b []byte, now stamp.Time, s Status, fifoSize int, droppedQu
 	c.Duration(p.Offset)
 	c.Duration(p.Spread)
 	for _, v := range []uint64{uint64(p.Invalid), uint64(p.Resets), p.FirstTick, p.LastTick, uint64(p.Duplicates),
-		uint64(p.Stale + p.TimeBack), uint64(p.Reboots), s.MessagesIn, s.MessagesOut, s.DroppedInvalid, s.DroppedMalformed, droppedQueue} {
+		uint64(p.Stale + p.TimeBack), uint64(p.Reboots), uint64(p.Relocks), uint64(p.Outliers), uint64(p.OutOfRange), s.MessagesIn, s.MessagesOut, s.DroppedInvalid, s.DroppedMalformed, droppedQueue} {
 		c.Uint64(v)
 	}
 	return c.B

@@ -184,6 +184,12 @@ func Diagnose(name string, s, prev Status) runtime.Diagnostic {
 	if n := s.DroppedRejected - prev.DroppedRejected; n > 0 {
 		d.Raise(runtime.Warn, fmt.Sprintf("%d samples rejected (stamps going back or repeated)", n))
 	}
+	if n, of := s.Estimator.Duplicates-prev.Estimator.Duplicates, s.Estimator.Samples-prev.Estimator.Samples; n > 0 && 2*n >= of {
+		// Bursts repeat a stamp now and then; most samples repeating one
+		// is an input that is not stamped (header.stamp left 0) or a
+		// stuck device clock.
+		d.Raise(runtime.Warn, fmt.Sprintf("%d of %d stamps repeat the previous one: is header.stamp set? (stamp_source receive_time stamps on arrival)", n, of))
+	}
 	if n := s.Estimator.Gaps - prev.Estimator.Gaps; n > 0 {
 		d.Raise(runtime.Warn, fmt.Sprintf("%d gaps longer than the window", n))
 	}
@@ -193,6 +199,7 @@ func Diagnose(name string, s, prev Status) runtime.Diagnostic {
 	d.Add("max_jitter", e.MaxJitter)
 	d.Add("last_correction", e.LastCorrection)
 	d.Add("lost_samples", e.LostSamplesTotal)
+	d.Add("duplicate_stamps", e.Duplicates)
 	d.Add("window_size", e.WindowSize)
 	d.Add("messages_in", s.MessagesIn)
 	d.Add("messages_out", s.MessagesOut)

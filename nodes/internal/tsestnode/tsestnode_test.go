@@ -85,6 +85,34 @@ func TestBadInput(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestUnstampedInput: messages whose header.stamp is left at 0 (what
+// `ros2 topic pub` sends) are passed on, but the node has no estimate and
+// its diagnostics say why.
+func TestUnstampedInput(t *testing.T) {
+	core, err := New(DefaultConfig())
+	require.NoError(t, err)
+	for range 100 {
+		pub, err := core.Process(cdrtest.Message(0, "imu", 304), 0)
+		require.NoError(t, err)
+		require.True(t, pub)
+	}
+	st := core.Status()
+	require.False(t, st.Estimator.HaveEstimate)
+	require.Equal(t, uint64(99), st.Estimator.Duplicates)
+	d := Diagnose("/ts", st, Status{})
+	require.Equal(t, runtime.Warn, d.Level)
+	require.Contains(t, d.Message, "99 of 100 stamps repeat the previous one: is header.stamp set?")
+	// A stamped stream is healthy: no such warning.
+	core, err = New(DefaultConfig())
+	require.NoError(t, err)
+	for _, s := range imu(t, 300) {
+		_, err := core.Process(cdrtest.Message(s.Receive, "imu", 304), 0)
+		require.NoError(t, err)
+	}
+	d = Diagnose("/ts", core.Status(), Status{})
+	require.Equal(t, runtime.OK, d.Level, d.Message)
+}
+
 // BenchmarkProcess measures the data path without ROS on a
 // sensor_msgs/Imu-sized message (target: under 2 µs).
 func BenchmarkProcess(b *testing.B) {
