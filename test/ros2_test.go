@@ -344,7 +344,12 @@ func keyValue(kvs []diagmsg.KeyValue, key string) string {
 // comes out in host time.
 func TestClockSync(t *testing.T) {
 	node := start(t, "clock_sync", "--ros-args", "-r", "in:=/ta_test/scan_raw", "-r", "out:=/ta_test/scan",
-		"-p", "message_type:=sensor_msgs/msg/LaserScan", "-p", "mode:=envelope", "-p", "when_invalid:=drop")
+		"-p", "message_type:=sensor_msgs/msg/LaserScan", "-p", "mode:=envelope", "-p", "when_invalid:=drop",
+		// Reliable input: once the test's writer has matched the node's
+		// reader every scan arrives (a best-effort reader may still drop
+		// the first ones until it has matched the writer in turn), and the
+		// status below counts all 100.
+		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=100")
 	p := newPeer(t, "/ta_test/scan_raw", "/ta_test/scan", "sensor_msgs/msg/LaserScan")
 	status := newPeer(t, "/ta_test/unused_status", "/clock_sync/status", "timealign/msg/ClockSyncStatus")
 	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
