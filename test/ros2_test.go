@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -124,10 +125,12 @@ type peer struct {
 	wg     sync.WaitGroup
 }
 
+var peers atomic.Int64
+
 func newPeer(t *testing.T, in, out, msgType string) *peer {
 	ctx, err := rclgo.NewContext(rclgo.ClockTypeROSTime, nil)
 	require.NoError(t, err)
-	node, err := ctx.NewNode("timealign_test_peer", "")
+	node, err := ctx.NewNode(fmt.Sprintf("timealign_test_peer_%d", peers.Add(1)), "") // one /rosout publisher each
 	require.NoError(t, err)
 	pkgName, msgName, _ := strings.Cut(strings.Replace(msgType, "/msg/", "/", 1), "/")
 	ts, err := rclgo.LoadDynamicMessageTypeSupport(pkgName, msgName)
