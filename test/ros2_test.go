@@ -102,8 +102,15 @@ func start(t *testing.T, node string, args ...string) *proc {
 	return p
 }
 
-// stop sends SIGTERM and requires a clean exit within a second.
+// stop sends SIGTERM and requires a clean exit within a second, with no
+// error logged.
 func (p *proc) stop(t *testing.T) {
+	p.terminate(t)
+	require.NotContains(t, p.output.String(), "[ERROR]")
+}
+
+// terminate sends SIGTERM and requires a clean exit within a second.
+func (p *proc) terminate(t *testing.T) {
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-p.done:
@@ -111,7 +118,6 @@ func (p *proc) stop(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatalf("no exit within 1 s of SIGTERM; output:\n%s", p.output.String())
 	}
-	require.NotContains(t, p.output.String(), "[ERROR]")
 }
 
 // peer is the test's own ROS node: a serialized publisher and subscriber.
@@ -794,4 +800,66 @@ func TestSyncRates(t *testing.T) {
 		require.Equal(t, len(want), members, "members republished on out%d", i)
 	}
 	node.stop(t)
+}
+
+// TestBadInputTypes: an input type without a leading std_msgs/Header
+// (given, or discovered from the graph) or one that is not installed: the
+// node logs why, reports ERROR on /diagnostics, keeps running (its
+// parameters still answer) and exits cleanly.
+func TestBadInputTypes(t *testing.T) {
+	diag := newPeer(t, "/ta_test/unused_diag2", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+	str := newPeer(t, "/ta_test/strings", "/ta_test/unused_strings", "std_msgs/msg/String")
+	nodes := []struct {
+		node string
+		args []string
+		want string
+	}{
+		{"timestamp_estimator", []string{"-r", "__node:=ta_bad_given", "-p", "message_type:=std_msgs/msg/String"},
+			`std_msgs/msg/String does not start with a std_msgs/Header: its first field is "string data"`},
+		{"synchronizer", []string{"-r", "__node:=ta_bad_found", "-p", "inputs:=2", "-r", "in0:=/ta_test/strings",
+			"-p", "message_types:=['', sensor_msgs/msg/Imu]"},
+			`/ta_test/strings: message type std_msgs/msg/String does not start with a std_msgs/Header`},
+		{"clock_sync", []string{"-r", "__node:=ta_bad_unknown", "-p", "message_type:=no_such_msgs/msg/Thing"},
+			`no_such_msgs/msg/Thing`},
+	}
+	procs := make([]*proc, len(nodes))
+	for i, n := range nodes {
+		procs[i] = start(t, n.node, append([]string{"--ros-args"}, n.args...)...)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range procs {
+				t.Log(p.output.String())
+			}
+		}
+	})
+	for i, n := range nodes {
+		fqn := "/" + strings.TrimPrefix(n.args[1], "__node:=")
+		waitFor(t, 15*time.Second, "an ERROR diagnostic of "+fqn, func() bool {
+			if i == 1 {
+				// The synchronizer learns the type of in0 from the graph.
+				_ = str.pub.PublishSerialized([]byte{0, 1, 0, 0, 2, 0, 0, 0, 'x', 0, 0, 0})
+			}
+			for _, b := range diag.received() {
+				a := decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport)
+				for _, st := range a.Status {
+					if st.HardwareId == fqn && st.Level == diagmsg.DiagnosticStatus_ERROR && strings.Contains(st.Message, n.want) {
+						return true
+					}
+				}
+			}
+			return false
+		})
+		require.Contains(t, procs[i].output.String(), "[ERROR]")
+		require.Contains(t, procs[i].output.String(), n.want)
+	}
+	if _, err := exec.LookPath("ros2"); err == nil {
+		t.Cleanup(func() { _, _ = ros2(t, "daemon", "stop") })
+		out, err := ros2(t, "param", "get", "/ta_bad_given", "window_sec")
+		require.NoError(t, err, out)
+		require.Contains(t, out, "2.0", "an idle node still serves its parameters")
+	}
+	for _, p := range procs {
+		p.terminate(t)
+	}
 }

@@ -38,7 +38,7 @@ func run() error {
 	})
 	prev := core.Status()
 	var buf []byte
-	return n.RunRewrite(rosnode.Rewrite{
+	return n.RunRewrite(rosnode.Rewrite{What: clocksync.What,
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
 		Process: func(msg []byte, receive stamp.Time) (bool, error) {
 			res, err := core.Process(msg, receive)

@@ -46,6 +46,10 @@ func run() error {
 				return nil // stopped while waiting
 			}
 		}
+		if _, err := rosnode.InputTypeSupport(types[i]); err != nil {
+			return n.Idle(syncnode.What, fmt.Errorf("%s: %w", inputs[i], err),
+				"set message_types to message types whose first field is a std_msgs/Header")
+		}
 		outName, err := n.Resolve(fmt.Sprint("out", i))
 		if err != nil {
 			return err

@@ -39,7 +39,7 @@ func run() error {
 	})
 	prev := core.Status()
 	var buf []byte
-	return n.RunRewrite(rosnode.Rewrite{
+	return n.RunRewrite(rosnode.Rewrite{What: tsestnode.What,
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
 		Extra:   []string{"reference"},                                                        // hardware reference stamps, same type
 		Process: func(msg []byte, r stamp.Time) (bool, error) { return core.Process(msg, r) }, // core may be replaced

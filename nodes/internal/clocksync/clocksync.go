@@ -22,6 +22,9 @@ import (
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
+// What names the node's function in its diagnostics ("<node>: clock sync").
+const What = "clock sync"
+
 // InvalidPolicy says what happens to a message while the estimate is invalid.
 type InvalidPolicy int
 
@@ -147,7 +150,7 @@ var ErrNegativeDeviceTime = errors.New("clock_sync: header.stamp (device time) i
 // its header.stamp in place. err describes a malformed message.
 func (c *Core) Process(msg []byte, receive stamp.Time) (Result, error) {
 	c.st.MessagesIn++
-	dev, err := stamp.HeaderStamp(msg)
+	dev, _, err := stamp.Header(msg) // frame_id checked too: evidence of a leading Header
 	if err == nil && dev < 0 {
 		err = ErrNegativeDeviceTime
 	}
@@ -196,7 +199,7 @@ func (c *Core) Status() Status {
 // malformed messages arrived since the previous call (prev is the status
 // then), ERROR once the fit had to start over.
 func Diagnose(name string, s, prev Status) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": clock sync"}
+	d := runtime.Diagnostic{Name: name + ": " + What}
 	switch {
 	case s.MessagesIn == 0:
 		d.Raise(runtime.Warn, "no input yet")

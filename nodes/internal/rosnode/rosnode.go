@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -118,21 +119,41 @@ func (n *Node) Error(a ...any) { _ = n.node.Logger().Error(a...) }
 
 // TypeSupport loads the type support of "pkg/msg/Type" (or "pkg/Type").
 func TypeSupport(msgType string) (types.MessageTypeSupport, error) {
-	parts := strings.Split(msgType, "/")
-	if len(parts) == 3 && parts[1] == "msg" {
-		parts = []string{parts[0], parts[2]}
-	}
-	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+	pkg, name, ok := runtime.SplitType(msgType)
+	if !ok {
 		return nil, fmt.Errorf("message type %q: want pkg/msg/Type", msgType)
 	}
-	ts, err := rclgo.LoadDynamicMessageTypeSupport(parts[0], parts[1])
+	ts, err := rclgo.LoadDynamicMessageTypeSupport(pkg, name)
 	if err != nil {
 		return nil, fmt.Errorf("message type %q: %w", msgType, cleanErr(err))
 	}
 	if ts == nil || ts.TypeSupport() == nil { // an unknown message name is not an error in rclgo
-		return nil, fmt.Errorf("message type %q: no such message in package %s", msgType, parts[0])
+		return nil, fmt.Errorf("message type %q: no such message in package %s", msgType, pkg)
 	}
 	return ts, nil
+}
+
+// InputTypeSupport is TypeSupport for an input: the inputs of every node
+// are Header-first, so a type whose installed definition says otherwise
+// is refused, naming its first field.
+func InputTypeSupport(msgType string) (types.MessageTypeSupport, error) {
+	if _, err := runtime.CheckHeaderFirst(msgType, filepath.SplitList(os.Getenv("AMENT_PREFIX_PATH"))); err != nil {
+		return nil, err
+	}
+	return TypeSupport(msgType)
+}
+
+// Idle is where a node goes when it cannot work with what it was given
+// (an unknown input type, one without a leading Header): it logs the
+// problem as an error, reports it on /diagnostics (ERROR, once a second)
+// and keeps serving its parameters until SIGINT or SIGTERM. what names the
+// node's function, as in its other diagnostics.
+func (n *Node) Idle(what string, problem error, hint string) error {
+	n.Error(problem, "; ", hint, ". Idle until stopped.")
+	d := runtime.Diagnostic{Name: n.Name.FQN() + ": " + what}
+	d.Raise(runtime.Error, problem.Error()+"; "+hint)
+	n.lastHealth = d.Level.String() + ": " + d.Message // logged above
+	return n.Run(func(runtime.Msg) {}, func() { n.Report(d) })
 }
 
 func qosProfile(q params.QoS) rclgo.QosProfile {
@@ -152,7 +173,7 @@ func (n *Node) Resolve(topic string) (string, error) { return n.Name.Topic(topic
 // message goes to the Inbox tagged with input and its DDS receive time (the
 // node's clock where the middleware gives none).
 func (n *Node) Subscribe(input int, topic, msgType string, q params.QoS) error {
-	ts, err := TypeSupport(msgType)
+	ts, err := InputTypeSupport(msgType)
 	if err != nil {
 		return err
 	}
@@ -281,6 +302,7 @@ func (n *Node) waitSignal(done func() bool) {
 
 // Rewrite is a node that republishes one topic with rewritten messages.
 type Rewrite struct {
+	What        string     // the node's function, as its diagnostics name it
 	MessageType string     // of in and out
 	In, Out     params.QoS // QoS of in and out
 	// Process rewrites a message of `in` in place and says whether to
@@ -312,10 +334,8 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		}
 		r.MessageType = t
 	}
-	if _, err := TypeSupport(r.MessageType); err != nil {
-		n.Error(err, "; set message_type to a valid type. Idle until stopped.")
-		n.waitSignal(nil)
-		return nil
+	if _, err := InputTypeSupport(r.MessageType); err != nil {
+		return n.Idle(r.What, err, "set message_type to a message type whose first field is a std_msgs/Header")
 	}
 	outName, err := n.Resolve("out")
 	if err != nil {

@@ -21,6 +21,9 @@ import (
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
 
+// What names the node's function in its diagnostics ("<node>: synchronizer").
+const What = "synchronizer"
+
 // Config configures a Core.
 type Config struct {
 	// Sync configures the policy and the number of inputs.
@@ -119,7 +122,7 @@ func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
 	if i < 0 || i >= len(c.members) {
 		return fmt.Errorf("synchronizer: input %d out of range", i)
 	}
-	t, err := stamp.HeaderStamp(msg)
+	t, _, err := stamp.Header(msg) // frame_id checked too: evidence of a leading Header
 	if err != nil {
 		c.malformed[i]++
 		c.lastErr = err
@@ -162,7 +165,7 @@ func (c *Core) Status() Status {
 // blocks every set), or that dropped more than MaxDropShare of its
 // messages since prev, or malformed messages; OK otherwise.
 func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": synchronizer"}
+	d := runtime.Diagnostic{Name: name + ": " + What}
 	var received uint64
 	for _, r := range s.Sync.Received {
 		received += r

@@ -20,6 +20,9 @@ import (
 	"github.com/timealign/timealign/pkg/tsest"
 )
 
+// What names the node's function in its diagnostics ("<node>: timestamp estimator").
+const What = "timestamp estimator"
+
 // Source says which time of a message is its receive time.
 type Source int
 
@@ -113,7 +116,7 @@ func New(cfg Config) (*Core, error) {
 // index) is dropped and counted, and err says why for malformed messages.
 func (c *Core) Process(msg []byte, receive stamp.Time) (publish bool, err error) {
 	c.st.MessagesIn++
-	t, err := stamp.HeaderStamp(msg)
+	t, _, err := stamp.Header(msg) // frame_id checked too: evidence of a leading Header
 	if err != nil {
 		c.malformed(err)
 		return false, err
@@ -137,7 +140,7 @@ func (c *Core) Process(msg []byte, receive stamp.Time) (publish bool, err error)
 // Reference takes a message of the reference topic: its header.stamp is a
 // hardware reference stamp.
 func (c *Core) Reference(msg []byte) error {
-	t, err := stamp.HeaderStamp(msg)
+	t, _, err := stamp.Header(msg) // frame_id checked too: evidence of a leading Header
 	if err != nil {
 		c.malformed(err)
 		return err
@@ -169,7 +172,7 @@ func (c *Core) Status() Status {
 // before the first message and while the estimator has no period yet, or
 // when messages were malformed or rejected since prev; OK otherwise.
 func Diagnose(name string, s, prev Status) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": timestamp estimator"}
+	d := runtime.Diagnostic{Name: name + ": " + What}
 	switch {
 	case s.MessagesIn == 0:
 		d.Raise(runtime.Warn, "no input yet")
