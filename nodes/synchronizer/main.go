@@ -14,8 +14,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tiiuae/rclgo/pkg/rclgo"
-
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
@@ -32,32 +30,11 @@ func run() error {
 	if err := p.CheckTypes(); err != nil {
 		return err
 	}
-	k := p.Config.Sync.Topics
-	inputs := make([]string, k)
-	types := make([]string, k)
-	outs := make([]*rclgo.Publisher, k)
-	for i := range k {
-		if inputs[i], err = n.Resolve(fmt.Sprint("in", i)); err != nil {
-			return err
-		}
-		if types[i] = p.MessageType(i); types[i] == "" {
-			var ok bool
-			if types[i], ok = n.DiscoverType(inputs[i]); !ok {
-				return nil // stopped while waiting
-			}
-		}
-		if _, err := rosnode.InputTypeSupport(types[i]); err != nil {
-			return n.Idle(syncnode.What, fmt.Errorf("%s: %w", inputs[i], err),
-				"set message_types to message types whose first field is a std_msgs/Header")
-		}
-		outName, err := n.Resolve(fmt.Sprint("out", i))
-		if err != nil {
-			return err
-		}
-		if outs[i], err = n.Publisher(outName, types[i], p.Out); err != nil {
-			return err
-		}
+	ports, ok, err := n.OpenPorts(p.Config.Sync.Topics, p.MessageType, p.Out, syncnode.What)
+	if !ok {
+		return err
 	}
+	inputs, outs := ports.Inputs, ports.Outs
 	matchedName, err := n.Resolve("~/matched")
 	if err != nil {
 		return err
@@ -79,10 +56,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	for i := range k {
-		if err := n.Subscribe(i, inputs[i], types[i], p.In); err != nil {
-			return err
-		}
+	if err := n.SubscribeInputs(ports, p.In); err != nil {
+		return err
 	}
 	n.Info(fmt.Sprintf("matching %v with policy %s", inputs, p.Policy))
 	prev := core.Status()

@@ -29,17 +29,22 @@ func init() {
 }
 
 type AlignerStatus struct {
-	Header          std_msgs_msg.Header             `yaml:"header"`      // stamp: when the status was taken (node clock)
-	Timeout         builtin_interfaces_msg.Duration `yaml:"timeout"`     // maximum latency the aligner waits for
-	Latency         builtin_interfaces_msg.Duration `yaml:"latency"`     // newest sample stamp minus last played stamp
-	LastPlayed      builtin_interfaces_msg.Time     `yaml:"last_played"` // stamp of the last played sample
-	Played          uint64                          `yaml:"played"`
-	Streams         []string                        `yaml:"streams"` // resolved topic of each stream
-	BufferFill      []uint32                        `yaml:"buffer_fill"`
-	BufferSize      []uint32                        `yaml:"buffer_size"`
-	DroppedLate     []uint64                        `yaml:"dropped_late"`     // arrived after a newer sample had been played
-	DroppedBackward []uint64                        `yaml:"dropped_backward"` // stamp older than the stream's previous sample
-	DroppedFull     []uint64                        `yaml:"dropped_full"`     // buffer full
+	Header           std_msgs_msg.Header             `yaml:"header"`            // stamp: when the status was taken (node clock)
+	Timeout          builtin_interfaces_msg.Duration `yaml:"timeout"`           // longest playback waits for an input without data, in stamps
+	Latency          builtin_interfaces_msg.Duration `yaml:"latency"`           // newest sample stamp minus last played stamp
+	LastPlayed       builtin_interfaces_msg.Time     `yaml:"last_played"`       // stamp of the last played sample
+	Played           uint64                          `yaml:"played"`            // messages played (republished in stamp order)
+	WaitingFor       string                          `yaml:"waiting_for"`       // the input playback is waiting for, or ""
+	Streams          []string                        `yaml:"streams"`           // resolved topic of each input
+	Received         []uint64                        `yaml:"received"`          // messages received per input
+	BufferFill       []uint32                        `yaml:"buffer_fill"`       // messages buffered per input
+	BufferSize       []uint32                        `yaml:"buffer_size"`       // capacity of each input's buffer
+	Silent           []bool                          `yaml:"silent"`            // nothing received for silent_after_sec: not waited for
+	DroppedLate      []uint64                        `yaml:"dropped_late"`      // arrived after a newer sample had been played
+	DroppedBackward  []uint64                        `yaml:"dropped_backward"`  // stamp older than the input's previous sample
+	DroppedFull      []uint64                        `yaml:"dropped_full"`      // pushed out of a full buffer
+	DroppedMalformed []uint64                        `yaml:"dropped_malformed"` // not CDR / no leading std_msgs/Header
+	DroppedQueue     uint64                          `yaml:"dropped_queue"`     // messages dropped: the node's inbox was full
 }
 
 // NewAlignerStatus creates a new AlignerStatus with default values.
@@ -56,9 +61,14 @@ func (t *AlignerStatus) Clone() *AlignerStatus {
 	c.Latency = *t.Latency.Clone()
 	c.LastPlayed = *t.LastPlayed.Clone()
 	c.Played = t.Played
+	c.WaitingFor = t.WaitingFor
 	if t.Streams != nil {
 		c.Streams = make([]string, len(t.Streams))
 		copy(c.Streams, t.Streams)
+	}
+	if t.Received != nil {
+		c.Received = make([]uint64, len(t.Received))
+		copy(c.Received, t.Received)
 	}
 	if t.BufferFill != nil {
 		c.BufferFill = make([]uint32, len(t.BufferFill))
@@ -67,6 +77,10 @@ func (t *AlignerStatus) Clone() *AlignerStatus {
 	if t.BufferSize != nil {
 		c.BufferSize = make([]uint32, len(t.BufferSize))
 		copy(c.BufferSize, t.BufferSize)
+	}
+	if t.Silent != nil {
+		c.Silent = make([]bool, len(t.Silent))
+		copy(c.Silent, t.Silent)
 	}
 	if t.DroppedLate != nil {
 		c.DroppedLate = make([]uint64, len(t.DroppedLate))
@@ -80,6 +94,11 @@ func (t *AlignerStatus) Clone() *AlignerStatus {
 		c.DroppedFull = make([]uint64, len(t.DroppedFull))
 		copy(c.DroppedFull, t.DroppedFull)
 	}
+	if t.DroppedMalformed != nil {
+		c.DroppedMalformed = make([]uint64, len(t.DroppedMalformed))
+		copy(c.DroppedMalformed, t.DroppedMalformed)
+	}
+	c.DroppedQueue = t.DroppedQueue
 	return c
 }
 
@@ -93,12 +112,17 @@ func (t *AlignerStatus) SetDefaults() {
 	t.Latency.SetDefaults()
 	t.LastPlayed.SetDefaults()
 	t.Played = 0
+	t.WaitingFor = ""
 	t.Streams = nil
+	t.Received = nil
 	t.BufferFill = nil
 	t.BufferSize = nil
+	t.Silent = nil
 	t.DroppedLate = nil
 	t.DroppedBackward = nil
 	t.DroppedFull = nil
+	t.DroppedMalformed = nil
+	t.DroppedQueue = 0
 }
 
 func (t *AlignerStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -187,12 +211,17 @@ func (t _AlignerStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg types.Messa
 	builtin_interfaces_msg.DurationTypeSupport.AsCStruct(unsafe.Pointer(&mem.latency), &m.Latency)
 	builtin_interfaces_msg.TimeTypeSupport.AsCStruct(unsafe.Pointer(&mem.last_played), &m.LastPlayed)
 	mem.played = C.uint64_t(m.Played)
+	primitives.StringAsCStruct(unsafe.Pointer(&mem.waiting_for), m.WaitingFor)
 	primitives.String__Sequence_to_C((*primitives.CString__Sequence)(unsafe.Pointer(&mem.streams)), m.Streams)
+	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.received)), m.Received)
 	primitives.Uint32__Sequence_to_C((*primitives.CUint32__Sequence)(unsafe.Pointer(&mem.buffer_fill)), m.BufferFill)
 	primitives.Uint32__Sequence_to_C((*primitives.CUint32__Sequence)(unsafe.Pointer(&mem.buffer_size)), m.BufferSize)
+	primitives.Bool__Sequence_to_C((*primitives.CBool__Sequence)(unsafe.Pointer(&mem.silent)), m.Silent)
 	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_late)), m.DroppedLate)
 	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_backward)), m.DroppedBackward)
 	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_full)), m.DroppedFull)
+	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_malformed)), m.DroppedMalformed)
+	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
 }
 
 func (t _AlignerStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -203,12 +232,17 @@ func (t _AlignerStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_bu
 	builtin_interfaces_msg.DurationTypeSupport.AsGoStruct(&m.Latency, unsafe.Pointer(&mem.latency))
 	builtin_interfaces_msg.TimeTypeSupport.AsGoStruct(&m.LastPlayed, unsafe.Pointer(&mem.last_played))
 	m.Played = uint64(mem.played)
+	primitives.StringAsGoStruct(&m.WaitingFor, unsafe.Pointer(&mem.waiting_for))
 	primitives.String__Sequence_to_Go(&m.Streams, *(*primitives.CString__Sequence)(unsafe.Pointer(&mem.streams)))
+	primitives.Uint64__Sequence_to_Go(&m.Received, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.received)))
 	primitives.Uint32__Sequence_to_Go(&m.BufferFill, *(*primitives.CUint32__Sequence)(unsafe.Pointer(&mem.buffer_fill)))
 	primitives.Uint32__Sequence_to_Go(&m.BufferSize, *(*primitives.CUint32__Sequence)(unsafe.Pointer(&mem.buffer_size)))
+	primitives.Bool__Sequence_to_Go(&m.Silent, *(*primitives.CBool__Sequence)(unsafe.Pointer(&mem.silent)))
 	primitives.Uint64__Sequence_to_Go(&m.DroppedLate, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_late)))
 	primitives.Uint64__Sequence_to_Go(&m.DroppedBackward, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_backward)))
 	primitives.Uint64__Sequence_to_Go(&m.DroppedFull, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_full)))
+	primitives.Uint64__Sequence_to_Go(&m.DroppedMalformed, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_malformed)))
+	m.DroppedQueue = uint64(mem.dropped_queue)
 }
 
 func (t _AlignerStatusTypeSupport) TypeSupport() unsafe.Pointer {

@@ -15,6 +15,7 @@ import (
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
 	stdmsg "github.com/timealign/timealign/msgs/std_msgs/msg"
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
+	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
@@ -177,6 +178,53 @@ func TestSyncEncodings(t *testing.T) {
 		require.Equal(t, rosDuration(t, hi.Sub(lo)), m.Spread)
 		requireReserialized(t, b, m)
 	}
+}
+
+func TestAlignerStatusEncoding(t *testing.T) {
+	cfg := alignnode.DefaultConfig()
+	cfg.Aligner.Streams = append(cfg.Aligner.Streams, alignnode.DefaultStream(0))
+	cfg.Aligner.Streams[0].Period = 10 * time.Millisecond
+	cfg.SilentAfter = 500 * time.Millisecond
+	core, err := alignnode.New(cfg, func(int, []byte) {})
+	require.NoError(t, err)
+	ms := stamp.Time(time.Millisecond)
+	base := statusNow - 10*stamp.Time(time.Second)
+	for k := stamp.Time(0); k < 30; k++ {
+		at := 4*stamp.Time(time.Second) + k*10*ms // node time
+		require.NoError(t, core.Add(0, msgAt(base+k*10*ms), at))
+		if k%3 == 0 {
+			require.NoError(t, core.Add(1, msgAt(base+k*10*ms+ms), at))
+		}
+	}
+	require.NoError(t, core.Add(1, msgAt(base), 4300*ms)) // backward in time
+	require.Error(t, core.Add(0, []byte{0, 1}, 1))
+	core.Tick(4600 * ms) // input 2 never sent: silent; 0 and 1 sent within 500 ms
+	st := core.Status()
+	require.NotZero(t, st.Aligner.Played)
+	inputs := []string{"/imu", "/scan", "/gps"}
+	b := alignnode.AppendStatusMsg(nil, statusNow, st, inputs, 7)
+	got := decode[*tamsg.AlignerStatus](t, b, tamsg.AlignerStatusTypeSupport)
+	want := &tamsg.AlignerStatus{
+		Header:  stdmsg.Header{Stamp: rosTime(t, statusNow)},
+		Timeout: rosDuration(t, st.Aligner.Timeout), Latency: rosDuration(t, st.Aligner.Latency),
+		LastPlayed: rosTime(t, st.Aligner.Current), Played: st.Aligner.Played, Streams: inputs,
+		Silent: st.Silent, DroppedMalformed: st.DroppedMalformed, DroppedQueue: 7,
+	}
+	if w := st.Aligner.Waiting; w >= 0 {
+		want.WaitingFor = inputs[w]
+	}
+	for _, s := range st.Aligner.Streams {
+		want.Received = append(want.Received, s.Received)
+		want.BufferFill = append(want.BufferFill, uint32(s.BufferFill))
+		want.BufferSize = append(want.BufferSize, uint32(s.BufferSize))
+		want.DroppedLate = append(want.DroppedLate, s.Late)
+		want.DroppedBackward = append(want.DroppedBackward, s.Backward)
+		want.DroppedFull = append(want.DroppedFull, s.Full)
+	}
+	require.Equal(t, []bool{false, false, true}, got.Silent)
+	require.Equal(t, uint64(1), got.DroppedBackward[1])
+	require.Equal(t, want, got)
+	requireReserialized(t, b, got)
 }
 
 // TestDiagnosticArrayEncoding: /diagnostics as diagnostic_msgs decodes it.

@@ -76,7 +76,7 @@ type Core struct {
 	cfg       Config
 	s         tsync.Synchronizer[[]byte]
 	out       Output
-	pool      [][]byte
+	pool      runtime.BufPool
 	members   [][]byte
 	matched   []byte
 	seq       uint64
@@ -92,6 +92,7 @@ func New(cfg Config, out Output) (*Core, error) {
 		return nil, err
 	}
 	c := &Core{cfg: cfg, out: out, members: make([][]byte, cfg.Sync.Topics),
+		pool:      runtime.BufPool{Max: 4 * cfg.Sync.Topics * (cfg.Sync.QueueSize + 1)},
 		malformed: make([]uint64, cfg.Sync.Topics), arrival: make([]stamp.Time, cfg.Sync.Topics)}
 	s, err := tsync.New(cfg.Sync, c.onSet, c.onDrop)
 	if err != nil {
@@ -99,20 +100,6 @@ func New(cfg Config, out Output) (*Core, error) {
 	}
 	c.s = s
 	return c, nil
-}
-
-func (c *Core) buffer(data []byte) []byte {
-	var b []byte
-	if n := len(c.pool); n > 0 {
-		b, c.pool = c.pool[n-1][:0], c.pool[:n-1]
-	}
-	return append(b, data...)
-}
-
-func (c *Core) release(b []byte) {
-	if b != nil && len(c.pool) < 4*c.cfg.Sync.Topics*(c.cfg.Sync.QueueSize+1) {
-		c.pool = append(c.pool, b)
-	}
 }
 
 // Add offers a serialized message of input i, received at arrival. err
@@ -129,7 +116,7 @@ func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
 		return err
 	}
 	c.arrival[i] = arrival
-	c.s.Add(tsync.Message[[]byte]{Topic: i, Stamp: t, Arrival: arrival, Value: c.buffer(msg)})
+	c.s.Add(tsync.Message[[]byte]{Topic: i, Stamp: t, Arrival: arrival, Value: c.pool.Copy(msg)})
 	return nil
 }
 
@@ -143,12 +130,12 @@ func (c *Core) onSet(set []tsync.Message[[]byte]) {
 	c.seq++
 	c.out(c.members, c.matched)
 	for i, m := range set {
-		c.release(m.Value)
+		c.pool.Put(m.Value)
 		c.members[i] = nil
 	}
 }
 
-func (c *Core) onDrop(m tsync.Message[[]byte], _ tsync.DropReason) { c.release(m.Value) }
+func (c *Core) onDrop(m tsync.Message[[]byte], _ tsync.DropReason) { c.pool.Put(m.Value) }
 
 // Status returns a snapshot.
 func (c *Core) Status() Status {

@@ -55,7 +55,7 @@ func TestMatchesAndRepublishesUnchanged(t *testing.T) {
 	require.Error(t, c.Add(0, []byte{1}, 0))
 	require.Equal(t, uint64(1), c.Status().DroppedMalformed[0])
 	require.Error(t, c.Add(5, sent[0], 0))
-	require.LessOrEqual(t, len(c.pool), 4*2*11, "the pool is bounded")
+	require.LessOrEqual(t, c.pool.Len(), 4*2*11, "the pool is bounded")
 }
 
 func TestDiagnoseSilentInput(t *testing.T) {
