@@ -1,0 +1,71 @@
+// Package configtest checks the parameter files the package installs
+// (config/<node>.yaml) against the nodes' declared parameters, without ROS:
+// every file loads without an issue, names no parameter the node lacks, and
+// documents every parameter the node declares.
+package configtest
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/nodes/internal/alignnode"
+	"github.com/timealign/timealign/nodes/internal/clocksync"
+	"github.com/timealign/timealign/nodes/internal/syncnode"
+	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/pkg/params"
+)
+
+// binding is what rosnode.Setup takes from a node: its validate and bind.
+type binding struct {
+	validate func() error
+	bind     func(*params.Binder)
+}
+
+func nodes() map[string]binding {
+	ts, cs, sy, al := tsestnode.DefaultParams(), clocksync.DefaultParams(), syncnode.DefaultParams(), alignnode.DefaultParams()
+	return map[string]binding{
+		"timestamp_estimator": {ts.Validate, ts.Bind},
+		"clock_sync":          {cs.Validate, cs.Bind},
+		"synchronizer":        {sy.Validate, sy.Bind},
+		"stream_aligner":      {al.Validate, al.Bind},
+	}
+}
+
+func TestConfigFiles(t *testing.T) {
+	files, err := filepath.Glob("../../../config/*.yaml")
+	require.NoError(t, err)
+	require.Len(t, files, len(nodes()), "one config/<node>.yaml per node")
+	for node, b := range nodes() {
+		t.Run(node, func(t *testing.T) {
+			path := filepath.Join("../../../config", node+".yaml")
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			f, err := params.ParseFile(path, data)
+			require.NoError(t, err)
+			overrides := params.ResolveOverrides("/"+node, []*params.File{f}, nil)
+			srv := params.NewServer(params.Options{Node: "/" + node, Overrides: overrides})
+			binder := params.NewBinder(srv, b.validate)
+			b.bind(binder)
+			require.NoError(t, binder.Declare())
+			require.Empty(t, srv.Issues(), "%s loads cleanly", path)
+			declared := srv.Names()
+			var unknown, missing []string
+			for name := range overrides {
+				if !slices.Contains(declared, name) {
+					unknown = append(unknown, name)
+				}
+			}
+			for _, name := range declared {
+				if _, ok := overrides[name]; !ok {
+					missing = append(missing, name)
+				}
+			}
+			require.Empty(t, unknown, "%s sets parameters %s does not have", path, node)
+			require.Empty(t, missing, "%s must document every parameter of %s", path, node)
+		})
+	}
+}
