@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -862,4 +863,130 @@ func TestBadInputTypes(t *testing.T) {
 	for _, p := range procs {
 		p.terminate(t)
 	}
+}
+
+// pad4 pads a serialized message to a multiple of 4 bytes, as DDS
+// delivers it.
+func pad4(m []byte) []byte {
+	for len(m)%4 != 0 {
+		m = append(m, 0)
+	}
+	return m
+}
+
+// TestStreamAligner: an IMU at 100 Hz and a lidar at 20 Hz whose scans
+// arrive 30 ms after their stamps. Every message comes out unchanged on
+// the output of its input; an IMU message leaves only once the scan
+// stamped before it has arrived (the lidar's period is its lookahead);
+// once the lidar falls silent (silent_after_sec) the IMU messages still
+// held are played, and ~/status says so.
+func TestStreamAligner(t *testing.T) {
+	node := start(t, "stream_aligner", "--ros-args", "-r", "__node:=ta_align", "-p", "inputs:=2",
+		"-p", "message_types:=[sensor_msgs/msg/Imu, sensor_msgs/msg/LaserScan]", "-p", "periods_sec:=[0.01, 0.05]",
+		"-p", "silent_after_sec:=1.0", "-r", "in0:=/ta_test/a_imu", "-r", "in1:=/ta_test/a_scan",
+		"-r", "out0:=/ta_test/a_imu_out", "-r", "out1:=/ta_test/a_scan_out",
+		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(node.output.String())
+		}
+	})
+	imu := newPeer(t, "/ta_test/a_imu", "/ta_test/a_imu_out", "sensor_msgs/msg/Imu")
+	scan := newPeer(t, "/ta_test/a_scan", "/ta_test/a_scan_out", "sensor_msgs/msg/LaserScan")
+	status := newPeer(t, "/ta_test/unused_astatus", "/ta_align/status", "timealign/msg/AlignerStatus")
+	// Received times of the IMU outputs, by stamp.
+	var mu sync.Mutex
+	imuOutAt := map[stamp.Time]time.Time{}
+	seen := 0
+	poll := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		got := imu.received()
+		for _, b := range got[seen:] {
+			st, err := stamp.HeaderStamp(b)
+			require.NoError(t, err)
+			imuOutAt[st] = time.Now()
+		}
+		seen = len(got)
+	}
+	for _, p := range []*peer{imu, scan} {
+		waitFor(t, 10*time.Second, "discovery both ways", func() bool {
+			n, err := p.pub.GetSubscriptionCount()
+			m, err2 := p.sub.GetPublisherCount()
+			return err == nil && err2 == nil && n > 0 && m > 0
+		})
+	}
+	type event struct {
+		at    time.Duration // after start
+		scan  bool
+		stamp stamp.Time
+	}
+	base := stamp.Time(time.Now().UnixNano())
+	var events []event
+	for k := 0; k < 200; k++ {
+		st := base.Add(time.Duration(k) * 10 * time.Millisecond)
+		events = append(events, event{time.Duration(k)*10*time.Millisecond + time.Millisecond, false, st})
+		if k%5 == 0 && k < 150 { // then the lidar stops: the last 50 IMU messages wait for its silence
+			events = append(events, event{time.Duration(k)*10*time.Millisecond + 30*time.Millisecond, true, st.Add(2 * time.Millisecond)})
+		}
+	}
+	slices.SortStableFunc(events, func(a, b event) int { return int(a.at - b.at) })
+	scanPublished := map[stamp.Time]time.Time{}
+	var sentImu, sentScan [][]byte
+	begin := time.Now()
+	for _, e := range events {
+		for time.Since(begin) < e.at {
+			poll()
+			time.Sleep(200 * time.Microsecond)
+		}
+		if e.scan {
+			m := pad4(cdrtest.Message(e.stamp, "laser", 700))
+			sentScan = append(sentScan, m)
+			scanPublished[e.stamp] = time.Now()
+			require.NoError(t, scan.pub.PublishSerialized(m))
+		} else {
+			m := pad4(cdrtest.Message(e.stamp, "imu", 307))
+			sentImu = append(sentImu, m)
+			require.NoError(t, imu.pub.PublishSerialized(m))
+		}
+	}
+	waitFor(t, 10*time.Second, "every message out (the last IMU ones once the lidar is silent)", func() bool {
+		poll()
+		return len(imu.received()) == len(sentImu) && len(scan.received()) == len(sentScan)
+	})
+	require.Equal(t, sentImu, imu.received(), "IMU messages unchanged, in order")
+	require.Equal(t, sentScan, scan.received(), "scans unchanged, in order")
+	// Held back: an IMU message left only after the latest scan stamped
+	// before it had been published (and so could have reached the node).
+	scanStamps := make([]stamp.Time, 0, len(scanPublished))
+	for st := range scanPublished {
+		scanStamps = append(scanStamps, st)
+	}
+	slices.Sort(scanStamps)
+	held := 0
+	for st, out := range imuOutAt {
+		i, _ := slices.BinarySearch(scanStamps, st+1)
+		if i == 0 {
+			continue // before the first scan
+		}
+		require.False(t, out.Before(scanPublished[scanStamps[i-1]]),
+			"IMU %v left before the scan stamped %v arrived", st, scanStamps[i-1])
+		held++
+	}
+	require.Greater(t, held, 150)
+	// ~/status: everything played, nothing dropped, the lidar silent now.
+	waitFor(t, 5*time.Second, "a status with everything played", func() bool {
+		for _, b := range status.received() {
+			s := decode[*tamsg.AlignerStatus](t, b, tamsg.AlignerStatusTypeSupport)
+			if s.Played == uint64(len(sentImu)+len(sentScan)) {
+				require.Equal(t, []string{"/ta_test/a_imu", "/ta_test/a_scan"}, s.Streams)
+				require.Equal(t, []uint64{0, 0}, s.DroppedLate)
+				require.Equal(t, []uint64{uint64(len(sentImu)), uint64(len(sentScan))}, s.Received)
+				require.True(t, s.Silent[1], "the lidar has stopped: it is not waited for")
+				return true
+			}
+		}
+		return false
+	})
+	node.stop(t)
 }
