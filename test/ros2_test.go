@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 		os.Setenv("LD_LIBRARY_PATH", filepath.Join(prefix, "lib")+":"+os.Getenv("LD_LIBRARY_PATH"))
 	} else {
 		binDir = filepath.Join(dir, "bin")
-		for _, node := range []string{"timestamp_estimator", "clock_sync", "synchronizer"} {
+		for _, node := range []string{"timestamp_estimator", "clock_sync", "synchronizer", "stream_aligner"} {
 			cmd := exec.Command("go", "build", "-tags", "ros2", "-o", filepath.Join(binDir, node), "../nodes/"+node)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", node, err, out)
@@ -94,6 +94,11 @@ func start(t *testing.T, node string, args ...string) *proc {
 	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
 	require.NoError(t, p.cmd.Start())
 	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { // runs last, once the process has ended
+		if t.Failed() {
+			t.Logf("%s %v output:\n%s", node, args, p.output.String())
+		}
+	})
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {
 			_ = p.cmd.Process.Kill()
@@ -171,6 +176,22 @@ func newPeer(t *testing.T, in, out, msgType string) *peer {
 	return p
 }
 
+// waitDiscovered waits until each peer's publisher has matched a
+// subscriber and its subscription a publisher: the node's ends are there.
+func waitDiscovered(t *testing.T, peers ...*peer) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
+		for _, p := range peers {
+			n, err := p.pub.GetSubscriptionCount()
+			m, err2 := p.sub.GetPublisherCount()
+			if err != nil || err2 != nil || n == 0 || m == 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // waitFor polls cond every 20 ms for at most d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	deadline := time.Now().Add(d)
@@ -206,11 +227,7 @@ func TestTimestampEstimator(t *testing.T) {
 	p := newPeer(t, "/ta_test/imu_raw", "/ta_test/imu", "sensor_msgs/msg/Imu")
 	diag := newPeer(t, "/ta_test/unused_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
 	status := newPeer(t, "/ta_test/unused_status", "/timestamp_estimator/status", "timealign/msg/TimestampEstimatorStatus")
-	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
-		n, err := p.pub.GetSubscriptionCount()
-		m, err2 := p.sub.GetPublisherCount()
-		return err == nil && err2 == nil && n > 0 && m > 0
-	})
+	waitDiscovered(t, p)
 	c := sim.DefaultConfig()
 	c.Count = 300
 	s, err := sim.Generate(c)
@@ -224,11 +241,6 @@ func TestTimestampEstimator(t *testing.T) {
 		_ = i
 		time.Sleep(2 * time.Millisecond) // pace like a 500 Hz sensor: the input is best effort
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(node.output.String())
-		}
-	})
 	waitFor(t, 10*time.Second, "the last message back", func() bool { return lastFrame(p.received()) == len(sent)-1 })
 	cfg := tsest.DefaultConfig()
 	cfg.Window = time.Second
@@ -362,11 +374,7 @@ func TestClockSync(t *testing.T) {
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=100")
 	p := newPeer(t, "/ta_test/scan_raw", "/ta_test/scan", "sensor_msgs/msg/LaserScan")
 	status := newPeer(t, "/ta_test/unused_status", "/clock_sync/status", "timealign/msg/ClockSyncStatus")
-	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
-		n, err := p.pub.GetSubscriptionCount()
-		m, err2 := p.sub.GetPublisherCount()
-		return err == nil && err2 == nil && n > 0 && m > 0
-	})
+	waitDiscovered(t, p)
 	// The device clock starts at 1234 s and runs 20 ppm fast; messages are
 	// sent in real time, so the node's DDS receive times are real.
 	start := time.Now()
@@ -378,11 +386,6 @@ func TestClockSync(t *testing.T) {
 		dev := stamp.Time(1234*time.Second) + stamp.Time(float64(at)*(1+20e-6))
 		require.NoError(t, p.pub.PublishSerialized(cdrtest.Message(dev, "laser", 102)))
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(node.output.String())
-		}
-	})
 	waitFor(t, 5*time.Second, "corrected scans", func() bool { return len(p.received()) >= 80 })
 	for _, got := range p.received() {
 		st, _ := stamp.HeaderStamp(got)
@@ -421,11 +424,6 @@ func TestSynchronizer(t *testing.T) {
 		"-p", "inputs:=3", "-p", "message_types:=[sensor_msgs/msg/Imu, sensor_msgs/msg/LaserScan, sensor_msgs/msg/Imu]",
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000",
 		"-r", "in0:=/ta_test/s0", "-r", "in1:=/ta_test/s1", "-r", "in2:=/ta_test/s2")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(node.output.String())
-		}
-	})
 	types := []string{"sensor_msgs/msg/Imu", "sensor_msgs/msg/LaserScan", "sensor_msgs/msg/Imu"}
 	peers := make([]*peer, 3)
 	for i := range peers {
@@ -581,11 +579,6 @@ func TestRates(t *testing.T) {
 	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_rate",
 		"-r", "in:=/ta_test/rate_raw", "-r", "out:=/ta_test/rate", "-p", "message_type:=sensor_msgs/msg/Imu",
 		"-p", "qos.in.depth:=100")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(node.output.String())
-		}
-	})
 	p := newPeer(t, "/ta_test/rate_raw", "/ta_test/rate", "sensor_msgs/msg/Imu")
 	base := stamp.Time(time.Now().UnixNano())
 	warm := 0
@@ -664,11 +657,6 @@ func TestSimTime(t *testing.T) {
 		"-r", "in:=/ta_test/sim_raw", "-r", "out:=/ta_test/sim", "-p", "message_type:=sensor_msgs/msg/Imu",
 		"-p", "use_sim_time:=true", "-p", "stamp_source:=receive_time",
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(node.output.String())
-		}
-	})
 	p := newPeer(t, "/ta_test/sim_raw", "/ta_test/sim", "sensor_msgs/msg/Imu")
 	clock := newPeer(t, "/clock", "/ta_test/unused_clock", "rosgraph_msgs/msg/Clock")
 	diag := newPeer(t, "/ta_test/unused_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
@@ -722,11 +710,6 @@ func TestSyncRates(t *testing.T) {
 		"-r", "in0:=/ta_test/r0", "-r", "in1:=/ta_test/r1", "-r", "in2:=/ta_test/r2",
 		"-r", "out0:=/ta_test/ro0", "-r", "out1:=/ta_test/ro1", "-r", "out2:=/ta_test/ro2",
 		"-p", "qos.in.depth:=100", "-p", "qos.out.depth:=1000")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(node.output.String())
-		}
-	})
 	peers := make([]*peer, 3)
 	for i := range peers {
 		peers[i] = newPeer(t, fmt.Sprintf("/ta_test/r%d", i), fmt.Sprintf("/ta_test/ro%d", i), "sensor_msgs/msg/Imu")
@@ -827,13 +810,6 @@ func TestBadInputTypes(t *testing.T) {
 	for i, n := range nodes {
 		procs[i] = start(t, n.node, append([]string{"--ros-args"}, n.args...)...)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range procs {
-				t.Log(p.output.String())
-			}
-		}
-	})
 	for i, n := range nodes {
 		fqn := "/" + strings.TrimPrefix(n.args[1], "__node:=")
 		waitFor(t, 15*time.Second, "an ERROR diagnostic of "+fqn, func() bool {
@@ -886,11 +862,6 @@ func TestStreamAligner(t *testing.T) {
 		"-p", "silent_after_sec:=1.0", "-r", "in0:=/ta_test/a_imu", "-r", "in1:=/ta_test/a_scan",
 		"-r", "out0:=/ta_test/a_imu_out", "-r", "out1:=/ta_test/a_scan_out",
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(node.output.String())
-		}
-	})
 	imu := newPeer(t, "/ta_test/a_imu", "/ta_test/a_imu_out", "sensor_msgs/msg/Imu")
 	scan := newPeer(t, "/ta_test/a_scan", "/ta_test/a_scan_out", "sensor_msgs/msg/LaserScan")
 	status := newPeer(t, "/ta_test/unused_astatus", "/ta_align/status", "timealign/msg/AlignerStatus")
@@ -909,13 +880,7 @@ func TestStreamAligner(t *testing.T) {
 		}
 		seen = len(got)
 	}
-	for _, p := range []*peer{imu, scan} {
-		waitFor(t, 10*time.Second, "discovery both ways", func() bool {
-			n, err := p.pub.GetSubscriptionCount()
-			m, err2 := p.sub.GetPublisherCount()
-			return err == nil && err2 == nil && n > 0 && m > 0
-		})
-	}
+	waitDiscovered(t, imu, scan)
 	type event struct {
 		at    time.Duration // after start
 		scan  bool

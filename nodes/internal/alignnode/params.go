@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/pkg/params"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -34,15 +35,7 @@ func DefaultParams() Params {
 func (p *Params) Validate() error { return p.Config.Validate() }
 
 // MessageType returns the type of input i; "" to discover it.
-func (p *Params) MessageType(i int) string {
-	switch len(p.MessageTypes) {
-	case 0:
-		return ""
-	case 1:
-		return p.MessageTypes[0]
-	}
-	return p.MessageTypes[i]
-}
+func (p *Params) MessageType(i int) string { return runtime.InputType(p.MessageTypes, i) }
 
 // perInput returns entry i of an array parameter that has none, one for
 // all, or one per input.

@@ -90,3 +90,19 @@ func firstField(path string) (string, error) {
 	}
 	return "", nil
 }
+
+// InputType returns the message type of input i from a parameter that
+// has no entry (""), one for all inputs, or one per input; "" means: take
+// it from the input's first publisher in the graph.
+func InputType(types []string, i int) string {
+	switch len(types) {
+	case 0:
+		return ""
+	case 1:
+		return types[0]
+	}
+	if i < len(types) {
+		return types[i]
+	}
+	return ""
+}
