@@ -955,3 +955,35 @@ func TestStreamAligner(t *testing.T) {
 	})
 	node.stop(t)
 }
+
+// TestMalformedMessages: bytes that are not a Header-first message, on a
+// topic of the right type, are dropped and counted one by one, logged at
+// most once a second, and the node goes on with the next good message.
+func TestMalformedMessages(t *testing.T) {
+	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_bad_bytes",
+		"-r", "in:=/ta_test/bad_raw", "-r", "out:=/ta_test/bad", "-p", "message_type:=sensor_msgs/msg/Imu",
+		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000")
+	p := newPeer(t, "/ta_test/bad_raw", "/ta_test/bad", "sensor_msgs/msg/Imu")
+	status := newPeer(t, "/ta_test/unused_bstatus", "/ta_bad_bytes/status", "timealign/msg/TimestampEstimatorStatus")
+	waitDiscovered(t, p)
+	const bad = 300
+	for i := 0; i < bad; i++ {
+		// A CDR String where the Header should be: frame_id's length runs past the end.
+		require.NoError(t, p.pub.PublishSerialized([]byte{0, 1, 0, 0, 6, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0, 0, 0}))
+	}
+	good := pad4(cdrtest.Message(stamp.Time(time.Now().UnixNano()), "imu", 307))
+	require.NoError(t, p.pub.PublishSerialized(good))
+	waitFor(t, 5*time.Second, "the good message", func() bool { return len(p.received()) == 1 })
+	waitFor(t, 5*time.Second, "a status counting every bad message", func() bool {
+		for _, b := range status.received() {
+			if decode[*tamsg.TimestampEstimatorStatus](t, b, tamsg.TimestampEstimatorStatusTypeSupport).DroppedMalformed == bad {
+				return true
+			}
+		}
+		return false
+	})
+	node.stop(t)
+	lines := strings.Count(node.output.String(), "dropped a malformed message")
+	require.GreaterOrEqual(t, lines, 1)
+	require.LessOrEqual(t, lines, 3, "logged at most once a second")
+}

@@ -52,7 +52,7 @@ func run() error {
 	var buf []byte
 	return n.Run(func(m runtime.Msg) {
 		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
-			n.Warn("dropped a malformed message on ", ports.Inputs[m.Input], ": ", err)
+			n.WarnDropped(ports.Inputs[m.Input], err)
 		}
 	}, func() {
 		core.Tick(n.Clock.Now())

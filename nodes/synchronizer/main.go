@@ -66,7 +66,7 @@ func run() error {
 	started := time.Now()
 	return n.Run(func(m runtime.Msg) {
 		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
-			n.Warn("dropped a malformed message on ", inputs[m.Input], ": ", err)
+			n.WarnDropped(inputs[m.Input], err)
 		}
 	}, func() {
 		st := core.Status()

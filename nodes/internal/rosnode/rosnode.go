@@ -43,6 +43,7 @@ type Node struct {
 	group runtime.Group
 
 	lastHealth string
+	dropLog    runtime.Throttle // malformed-message warnings, per input
 	diag       *rclgo.Publisher
 	diagFailed bool
 	diagBuf    []byte
@@ -110,6 +111,21 @@ func cleanErr(err error) error {
 	}
 	s := strings.TrimRight(strings.ReplaceAll(err.Error(), "\x00", ""), " ")
 	return errors.New(s)
+}
+
+// WarnDropped logs a malformed message dropped on input, at most once a
+// second per input (saying how many were not logged since); the node's
+// status and diagnostics count every one.
+func (n *Node) WarnDropped(input string, err error) {
+	n.dropLog.Every = time.Second
+	ok, more := n.dropLog.Allow(input, stamp.Time(time.Now().UnixNano())) // wall time: also under use_sim_time
+	switch {
+	case !ok:
+	case more > 0:
+		n.Warn("dropped a malformed message on ", input, ": ", err, fmt.Sprintf(" (and %d more since the last line)", more))
+	default:
+		n.Warn("dropped a malformed message on ", input, ": ", err)
+	}
 }
 
 // Info, Warn and Error log through ROS logging (console and /rosout).
@@ -367,7 +383,7 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		}
 		ok, err := r.Process(m.Data, m.Receive)
 		if err != nil {
-			n.Warn("dropped a malformed message: ", err)
+			n.WarnDropped(in, err)
 			return
 		}
 		if ok {

@@ -141,3 +141,23 @@ func TestDiagnosticArrayCDR(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, stamp.Time(1_500_000_000), ts)
 }
+
+func TestThrottle(t *testing.T) {
+	th := Throttle{Every: time.Second}
+	sec := stamp.Time(time.Second)
+	ok, n := th.Allow("/a", 10*sec)
+	require.True(t, ok)
+	require.Zero(t, n)
+	for i := 1; i <= 5; i++ {
+		ok, _ = th.Allow("/a", 10*sec+stamp.Time(i)*sec/10)
+		require.False(t, ok)
+	}
+	ok, _ = th.Allow("/b", 10*sec+sec/2)
+	require.True(t, ok, "keys are independent")
+	ok, n = th.Allow("/a", 11*sec)
+	require.True(t, ok)
+	require.Equal(t, 5, n, "the suppressed lines are counted")
+	ok, n = th.Allow("/a", 12*sec+1)
+	require.True(t, ok)
+	require.Zero(t, n)
+}
