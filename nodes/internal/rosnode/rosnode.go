@@ -278,7 +278,7 @@ loop:
 // DiscoverType waits until topic has a publisher in the ROS graph and
 // returns its type; false if the node was stopped first.
 func (n *Node) DiscoverType(topic string) (string, bool) {
-	n.Info("message_type not set: waiting for a publisher of ", topic, " to learn its type")
+	n.Info("no message type given: waiting for a publisher of ", topic, " to learn its type")
 	var found string
 	n.waitSignal(func() bool {
 		types, err := n.node.GetTopicNamesAndTypes(true)
