@@ -11,6 +11,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
@@ -22,7 +23,10 @@ func main() { rosnode.Main("stream_aligner", run) }
 
 func run() error {
 	p := alignnode.DefaultParams()
-	n, err := rosnode.Setup("stream_aligner", rosnode.Options{InboxSize: 1024}, p.Validate, p.Bind)
+	// Silent inputs are checked ten times a second; status and
+	// diagnostics go out once a second.
+	const tick, statusEvery = 100 * time.Millisecond, 10
+	n, err := rosnode.Setup("stream_aligner", rosnode.Options{InboxSize: 1024, TickEvery: tick}, p.Validate, p.Bind)
 	if err != nil {
 		return err
 	}
@@ -50,12 +54,16 @@ func run() error {
 	n.Info(fmt.Sprintf("aligning %v (timeout %v)", ports.Inputs, p.Config.Aligner.Timeout))
 	prev := core.Status()
 	var buf []byte
+	ticks := 0
 	return n.Run(func(m runtime.Msg) {
 		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
 			n.WarnDropped(ports.Inputs[m.Input], err)
 		}
 	}, func() {
 		core.Tick(n.Clock.Now())
+		if ticks++; ticks%statusEvery != 0 {
+			return
+		}
 		st := core.Status()
 		buf = alignnode.AppendStatusMsg(buf, n.Clock.Now(), st, ports.Inputs, n.Inbox.Dropped())
 		n.PublishStatus("timealign/msg/AlignerStatus", buf)

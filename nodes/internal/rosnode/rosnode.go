@@ -8,6 +8,7 @@
 package rosnode
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,7 @@ type Node struct {
 
 	lastHealth string
 	dropLog    runtime.Throttle // malformed-message warnings, per input
+	tickEvery  time.Duration
 	diag       *rclgo.Publisher
 	diagFailed bool
 	diagBuf    []byte
@@ -60,6 +62,9 @@ type Node struct {
 type Options struct {
 	InboxSize  int // messages
 	MaxMessage int // bytes
+	// TickEvery is how often Run calls its tick function; it defaults to
+	// a second (the status and diagnostics rate).
+	TickEvery time.Duration
 }
 
 // New creates the node from the process arguments (everything after the
@@ -94,10 +99,11 @@ func New(defaultName string, argv []string, o Options) (*Node, error) {
 		return nil, fmt.Errorf("rcl wait set: %w", cleanErr(err))
 	}
 	n := &Node{Args: args, Name: name, ctx: ctx, node: node, ws: ws,
-		Params: params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
-		Inbox:  runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20)),
-		Clock:  runtime.NewClock(false),
-		calls:  make(chan func()), closing: make(chan struct{})}
+		Params:    params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
+		Inbox:     runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20)),
+		tickEvery: cmp.Or(o.TickEvery, time.Second),
+		Clock:     runtime.NewClock(false),
+		calls:     make(chan func()), closing: make(chan struct{})}
 	if ovErr != nil {
 		n.Warn("parameter overrides: ", ovErr)
 	}
@@ -232,7 +238,8 @@ func (n *Node) Publisher(topic, msgType string, q params.QoS) (*rclgo.Publisher,
 }
 
 // Run spins the wait set in a tracked goroutine and calls handle for every
-// message from the Inbox and tick once a second, on the calling (owner)
+// message from the Inbox and tick every Options.TickEvery (once a second by
+// default), on the calling (owner)
 // goroutine, until SIGINT or SIGTERM. It then stops, waits for every
 // goroutine and closes the node.
 func (n *Node) Run(handle func(runtime.Msg), tick func()) error {
@@ -244,7 +251,7 @@ func (n *Node) Run(handle func(runtime.Msg), tick func()) error {
 	defer cancelSpin()
 	spinErr := make(chan error, 1)
 	n.group.Go(func() { spinErr <- n.ws.Run(spin) })
-	ticker := time.NewTicker(time.Second)
+	ticker := time.NewTicker(n.tickEvery)
 	defer ticker.Stop()
 	n.publishEvents() // the declarations
 	var err error
