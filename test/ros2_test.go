@@ -970,6 +970,7 @@ func TestMalformedMessages(t *testing.T) {
 	for i := 0; i < bad; i++ {
 		// A CDR String where the Header should be: frame_id's length runs past the end.
 		require.NoError(t, p.pub.PublishSerialized([]byte{0, 1, 0, 0, 6, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0, 0, 0}))
+		time.Sleep(200 * time.Microsecond) // 5 kHz: within what the node's inbox takes
 	}
 	good := pad4(cdrtest.Message(stamp.Time(time.Now().UnixNano()), "imu", 307))
 	require.NoError(t, p.pub.PublishSerialized(good))
