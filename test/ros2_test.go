@@ -1,4 +1,4 @@
-//go:build ros2
+//go:build ros2 && timealign_interfaces
 
 // Package test holds the ROS 2 integration tests: they build the nodes,
 // start them, and talk to them over DDS on this machine only (loopback,
@@ -8,7 +8,7 @@
 // this package sourced, the cgo flags of both, and TIMEALIGN_INSTALL set to
 // that install, which is also what they test (.ci/ros2 does all of this):
 //
-//	TIMEALIGN_INSTALL=<ws>/install go test -tags ros2 ./test/...
+//	TIMEALIGN_INSTALL=<ws>/install go test -tags ros2,timealign_interfaces ./test/...
 package test
 
 import (

@@ -1,4 +1,4 @@
-//go:build ros2
+//go:build ros2 && timealign_interfaces
 
 package rosnode_test
 
@@ -27,7 +27,7 @@ import (
 )
 
 // The nodes encode their status messages in Go (ROS-free, no cgo on the
-// data path). These tests (build tag ros2, with the package's colcon
+// data path). These tests (build tags ros2 and timealign_interfaces, with the package's colcon
 // install sourced for its interfaces; .ci/ros2 runs them) hold those encoders to the interfaces in msg/:
 // every field set to a distinct value, encoded by the node's code,
 // decoded by the rclgo-gen bindings (rosidl's own deserializer), compared

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Regenerates the Go bindings in msgs/ (run by `go generate ./msgs`, see
+# generate.go) with ROS 2 Humble and this package's colcon install sourced.
+set -e
+cd "$(dirname "$0")"
+rm -rf builtin_interfaces diagnostic_msgs geometry_msgs rcl_interfaces rosgraph_msgs std_msgs timealign msgs.gen.go
+go tool rclgo-gen generate -d . \
+	--include-package-deps rcl_interfaces --include-package-deps diagnostic_msgs \
+	--include-package-deps rosgraph_msgs --include-package-deps timealign \
+	--message-module-prefix github.com/timealign/timealign/msgs --cgo-flags-path ''
+# rclgo-gen's msgs.gen.go imports every package for its side effects;
+# nothing here needs that, and it would tie all of them to msgs/timealign.
+rm -f msgs.gen.go
+# Keep the paths of the standard ROS 2 Humble install (as rclgo's own
+# bindings do), drop every other one: they are the workspace of the machine
+# that ran this. Other installs pass theirs in CGO_CFLAGS and CGO_LDFLAGS.
+find . -name '*.gen.go' -exec sed -i \
+	-e '\,^#cgo \(CFLAGS: "-I\|LDFLAGS: "-L\)/opt/ros/humble/,b' \
+	-e '/^#cgo CFLAGS: "-I/d' -e '/^#cgo LDFLAGS: "-L/d' {} +
+# Build constraints: ros2 for all; this package's own interfaces also need
+# its colcon install (their C headers and libraries): timealign_interfaces.
+find timealign -name '*.gen.go' -exec sed -i '1i //go:build ros2 \&\& timealign_interfaces\n' {} +
+find . -path ./timealign -prune -o -name '*.gen.go' -exec sed -i '1i //go:build ros2\n' {} +
+gofmt -w .
