@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tiiuae/rclgo/pkg/rclgo"
+	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
 	"github.com/timealign/timealign/pkg/params"
 )
@@ -14,9 +15,10 @@ import (
 // that republishes the messages of N topics unchanged (synchronizer,
 // stream_aligner): output i has the type of input i.
 type Ports struct {
-	Inputs []string           // resolved input topics
-	Types  []string           // their message types
-	Outs   []*rclgo.Publisher // out<i>, of Types[i]
+	Inputs []string                   // resolved input topics
+	Types  []string                   // their message types
+	TS     []types.MessageTypeSupport // and type supports
+	Outs   []*rclgo.Publisher         // out<i>, of Types[i]
 }
 
 // OpenPorts resolves in<i> and out<i> for k inputs, takes each input's
@@ -27,7 +29,8 @@ type Ports struct {
 // that is unknown or not Header-first, after idling until stopped (what
 // names the node's function in its diagnostics).
 func (n *Node) OpenPorts(k int, typeOf func(i int) string, out params.QoS, what string) (p Ports, ok bool, err error) {
-	p = Ports{Inputs: make([]string, k), Types: make([]string, k), Outs: make([]*rclgo.Publisher, k)}
+	p = Ports{Inputs: make([]string, k), Types: make([]string, k), TS: make([]types.MessageTypeSupport, k),
+		Outs: make([]*rclgo.Publisher, k)}
 	for i := range k {
 		if p.Inputs[i], err = n.Resolve(fmt.Sprint("in", i)); err != nil {
 			return p, false, err
@@ -37,7 +40,7 @@ func (n *Node) OpenPorts(k int, typeOf func(i int) string, out params.QoS, what 
 				return p, false, nil
 			}
 		}
-		if _, err := InputTypeSupport(p.Types[i]); err != nil {
+		if p.TS[i], err = InputTypeSupport(p.Types[i]); err != nil {
 			return p, false, n.Idle(what, fmt.Errorf("%s: %w", p.Inputs[i], err),
 				"set message_types to message types whose first field is a std_msgs/Header")
 		}
@@ -45,7 +48,7 @@ func (n *Node) OpenPorts(k int, typeOf func(i int) string, out params.QoS, what 
 		if err != nil {
 			return p, false, err
 		}
-		if p.Outs[i], err = n.Publisher(outName, p.Types[i], out); err != nil {
+		if p.Outs[i], err = n.PublisherOf(outName, p.TS[i], out); err != nil {
 			return p, false, err
 		}
 	}
@@ -55,7 +58,7 @@ func (n *Node) OpenPorts(k int, typeOf func(i int) string, out params.QoS, what 
 // SubscribeInputs subscribes every input of p, as Inbox input i.
 func (n *Node) SubscribeInputs(p Ports, in params.QoS) error {
 	for i := range p.Inputs {
-		if err := n.Subscribe(i, p.Inputs[i], p.Types[i], in); err != nil {
+		if err := n.Subscribe(i, p.Inputs[i], p.TS[i], in); err != nil {
 			return err
 		}
 	}

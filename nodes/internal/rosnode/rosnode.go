@@ -102,6 +102,7 @@ func New(defaultName string, argv []string, o Options) (*Node, error) {
 		Params:    params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
 		Inbox:     runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20)),
 		tickEvery: cmp.Or(o.TickEvery, time.Second),
+		dropLog:   runtime.Throttle{Every: time.Second},
 		Clock:     runtime.NewClock(false),
 		calls:     make(chan func()), closing: make(chan struct{})}
 	if ovErr != nil {
@@ -123,7 +124,6 @@ func cleanErr(err error) error {
 // second per input (saying how many were not logged since); the node's
 // status and diagnostics count every one.
 func (n *Node) WarnDropped(input string, err error) {
-	n.dropLog.Every = time.Second
 	ok, more := n.dropLog.Allow(input, stamp.Time(time.Now().UnixNano())) // wall time: also under use_sim_time
 	switch {
 	case !ok:
@@ -191,14 +191,10 @@ func qosProfile(q params.QoS) rclgo.QosProfile {
 // and applies the remap rules, as rcl does.
 func (n *Node) Resolve(topic string) (string, error) { return n.Name.Topic(topic) }
 
-// Subscribe subscribes to topic with serialized messages of msgType; each
-// message goes to the Inbox tagged with input and its DDS receive time (the
-// node's clock where the middleware gives none).
-func (n *Node) Subscribe(input int, topic, msgType string, q params.QoS) error {
-	ts, err := InputTypeSupport(msgType)
-	if err != nil {
-		return err
-	}
+// Subscribe subscribes to topic with serialized messages of type ts (from
+// InputTypeSupport); each message goes to the Inbox tagged with input and
+// its DDS receive time (the node's clock where the middleware gives none).
+func (n *Node) Subscribe(input int, topic string, ts types.MessageTypeSupport, q params.QoS) error {
 	opts := &rclgo.SubscriptionOptions{Qos: qosProfile(q)}
 	sub, err := n.node.NewSubscription(topic, ts, opts, func(s *rclgo.Subscription) {
 		// One wake-up may stand for several messages: take all that are
@@ -210,9 +206,11 @@ func (n *Node) Subscribe(input int, topic, msgType string, q params.QoS) error {
 			}
 			// Humble's Cyclone RMW leaves the reception time at 0 (1970):
 			// then the node's clock stands in (always with use_sim_time).
-			recv := n.Clock.Now()
+			var recv stamp.Time
 			if info != nil && info.ReceivedTimestamp.UnixNano() > 0 && !n.Clock.Simulated() {
 				recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
+			} else {
+				recv = n.Clock.Now()
 			}
 			n.Inbox.Offer(input, b, recv)
 		}
@@ -230,6 +228,11 @@ func (n *Node) Publisher(topic, msgType string, q params.QoS) (*rclgo.Publisher,
 	if err != nil {
 		return nil, err
 	}
+	return n.PublisherOf(topic, ts, q)
+}
+
+// PublisherOf creates a publisher of serialized messages of type ts on topic.
+func (n *Node) PublisherOf(topic string, ts types.MessageTypeSupport, q params.QoS) (*rclgo.Publisher, error) {
 	pub, err := n.node.NewPublisher(topic, ts, &rclgo.PublisherOptions{Qos: qosProfile(q)})
 	if err != nil {
 		return nil, fmt.Errorf("publisher %s: %w", topic, cleanErr(err))
@@ -357,18 +360,19 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		}
 		r.MessageType = t
 	}
-	if _, err := InputTypeSupport(r.MessageType); err != nil {
+	ts, err := InputTypeSupport(r.MessageType)
+	if err != nil {
 		return n.Idle(r.What, err, "set message_type to a message type whose first field is a std_msgs/Header")
 	}
 	outName, err := n.Resolve("out")
 	if err != nil {
 		return err
 	}
-	out, err := n.Publisher(outName, r.MessageType, r.Out)
+	out, err := n.PublisherOf(outName, ts, r.Out)
 	if err != nil {
 		return err
 	}
-	if err := n.Subscribe(0, in, r.MessageType, r.In); err != nil {
+	if err := n.Subscribe(0, in, ts, r.In); err != nil {
 		return err
 	}
 	for i, topic := range r.Extra {
@@ -376,7 +380,7 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		if err != nil {
 			return err
 		}
-		if err := n.Subscribe(1+i, name, r.MessageType, r.In); err != nil {
+		if err := n.Subscribe(1+i, name, ts, r.In); err != nil {
 			return err
 		}
 	}
