@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/stretchr/testify v1.10.0
 	github.com/tiiuae/rclgo v0.0.0-20240131135202-56b24e11219b
+	golang.org/x/term v0.29.0
 	gonum.org/v1/gonum v0.16.0
 	gopkg.in/yaml.v3 v3.0.1
 	pgregory.net/rapid v1.2.0

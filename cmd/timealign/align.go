@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/timealign/timealign/pkg/csvio"
@@ -32,7 +34,10 @@ Output: stream,stamp_ns per played sample, in playback order.
 --drops FILE: stream,stamp_ns,reason per dropped sample, in the order of
 the drops: late (older than the last played sample), backward (older than
 the previous sample of its stream), full (the oldest sample of a full
-buffer, pushed out), bad_stream (no such stream).
+buffer, pushed out), bad_stream (a stream that was removed). A stream outside 0..N-1 (N: the
+number of --periods) is an error.
+A summary of dropped and unplayed samples goes to standard error (-quiet:
+none).
 Buffer sizes: negative = automatic (2·⌈timeout/period⌉), 0 = growing.`
 
 func runAlign(e *env, args []string) error {
@@ -46,6 +51,7 @@ func runAlign(e *env, args []string) error {
 	out := fs.String("out", "", "output file (default standard output)")
 	dropsPath := fs.String("drops", "", "write dropped samples (stream,stamp_ns,reason) to this file")
 	statusPath := fs.String("status", "", "write the final status as JSON to this file")
+	quiet := fs.Bool("quiet", false, "no summary on standard error")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -53,10 +59,15 @@ func runAlign(e *env, args []string) error {
 		return usagef("--periods is required (one period per stream)")
 	}
 	if len(sizes) != 0 && len(sizes) != len(periods) {
-		return usagef("--buffer-sizes has %d entries, --periods %d", len(sizes), len(periods))
+		return usagef("--buffer-sizes has %d values, --periods %d (one per stream)", len(sizes), len(periods))
 	}
 	if len(prios) != 0 && len(prios) != len(periods) {
-		return usagef("--priorities has %d entries, --periods %d", len(prios), len(periods))
+		return usagef("--priorities has %d values, --periods %d (one per stream)", len(prios), len(periods))
+	}
+	for i, p := range periods {
+		if p < 0 {
+			return usagef("value %d of --periods is %v, want ≥ 0 (0: not periodic)", i+1, p)
+		}
 	}
 	cfg := tsync.DefaultAlignerConfig()
 	cfg.Timeout = *timeout
@@ -72,27 +83,79 @@ func runAlign(e *env, args []string) error {
 	}
 	a, err := tsync.NewStreamAligner[struct{}](cfg)
 	if err != nil {
-		return &usageError{err: err}
+		return configError(fs, err, map[string]string{"Streams.Period": "periods", "Streams.BufferSize": "buffer-sizes",
+			"Streams.Priority": "priorities"})
 	}
-	f, err := openFiles(e, fs, *out, *dropsPath)
+	f, err := openFiles(e, fs, outSpec{"--out", *out}, outSpec{"--drops", *dropsPath}, outSpec{"--status", *statusPath})
 	if err != nil {
 		return err
 	}
-	cw := csvio.NewWriter(f.out, "stream", "stamp_ns")
+	defer f.abort()
+	cw := csvio.NewWriter(f.out(0), "stream", "stamp_ns")
 	var dcw *csvio.Writer
-	if *dropsPath != "" {
-		dcw = csvio.NewWriter(f.side, "stream", "stamp_ns", "reason")
+	if f.asked(1) {
+		dcw = csvio.NewWriter(f.out(1), "stream", "stamp_ns", "reason")
 	}
-	err = alignRun(a, f.in, f.name, cw, dcw)
-	err = errors.Join(err, cw.Flush())
+	if err := alignRun(a, f.in, f.name, cw, dcw); err != nil {
+		return err
+	}
+	if err := cw.Flush(); err != nil {
+		return err
+	}
 	if dcw != nil {
-		err = errors.Join(err, dcw.Flush())
+		if err := dcw.Flush(); err != nil {
+			return err
+		}
 	}
-	err = errors.Join(err, f.close())
-	if *statusPath != "" {
-		err = errors.Join(err, writeStatusJSON(*statusPath, a.Status()))
+	if f.asked(2) {
+		if err := writeStatusJSON(f.out(2), a.Status()); err != nil {
+			return err
+		}
 	}
-	return err
+	if err := f.commit(); err != nil {
+		return err
+	}
+	if !*quiet {
+		alignSummary(e, a.Status(), f.asked(1))
+	}
+	return nil
+}
+
+// alignSummary tells, on stderr, how many samples were dropped or never
+// played.
+func alignSummary(e *env, st tsync.AlignerStatus, dropsFile bool) {
+	var received, late, backward, full uint64
+	held := 0
+	for _, s := range st.Streams {
+		received += s.Received
+		late += s.Late
+		backward += s.Backward
+		full += s.Full
+		held += s.BufferFill
+	}
+	var parts []string
+	for _, c := range []struct {
+		n    uint64
+		what string
+	}{{late, "late"}, {backward, "backward"}, {full, "full"}, {st.BadStream, "bad_stream"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c.what, c.n))
+		}
+	}
+	if len(parts) == 0 && held == 0 {
+		return
+	}
+	msg := fmt.Sprintf("timealign align: %d samples pushed, %d played", received+st.BadStream, st.Played)
+	if len(parts) > 0 {
+		msg += "; dropped: " + strings.Join(parts, ", ")
+		if !dropsFile {
+			msg += " (--drops FILE lists them)"
+		}
+	}
+	if held > 0 {
+		msg += fmt.Sprintf("; %d still buffered at the end of the input, not played (end the input with a drain event to play what is ready)", held)
+	}
+	fmt.Fprintln(e.stderr, msg)
 }
 
 // alignRun feeds the events of in to a, writing played samples to cw and
@@ -103,6 +166,7 @@ func alignRun(a *tsync.StreamAligner[struct{}], in io.Reader, name string, cw, d
 		return err
 	}
 	play := func(x tsync.StreamSample[struct{}]) { cw.Int(int64(x.Stream)).Stamp(x.Stamp).EndRow() }
+	nStreams := len(a.Status().Streams)
 	for {
 		row, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -113,8 +177,8 @@ func alignRun(a *tsync.StreamAligner[struct{}], in io.Reader, name string, cw, d
 		}
 		stream := func() (int, error) {
 			v, err := row.Int(1)
-			if err == nil && int64(int(v)) != v {
-				err = row.Errorf(1, "stream %d is out of range", v)
+			if err == nil && (v < 0 || v >= int64(nStreams)) {
+				err = row.Errorf(1, "stream %d is out of range 0..%d (one stream per --periods value)", v, nStreams-1)
 			}
 			return int(v), err
 		}
@@ -156,6 +220,9 @@ func alignRun(a *tsync.StreamAligner[struct{}], in io.Reader, name string, cw, d
 			t, err := row.Stamp(2)
 			if err != nil {
 				return err
+			}
+			if t < 0 {
+				return row.Errorf(2, "timeout %d ns is negative", t)
 			}
 			if err := a.SetTimeout(time.Duration(t)); err != nil {
 				return row.Errorf(2, "%v", err)

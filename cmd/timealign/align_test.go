@@ -52,7 +52,6 @@ func TestAlignCLI(t *testing.T) {
 		"push,0,4000\n" + // buffer of 2 full: 1000 is pushed out
 		"step,,\ndrain,,\n" +
 		"push,1,1500\n" + // older than the last played: late
-		"push,5,1\n" + // no such stream
 		"disable,1,\npush,0,9000\n" + // full again: 3000 is pushed out
 		"drain,,\n" +
 		"timeout,,0\nclear,,\npush,1,7\nremove,1,\npush,1,8\ndrain,,\n"
@@ -68,7 +67,7 @@ func TestAlignCLI(t *testing.T) {
 	require.Equal(t, "stream,stamp_ns\n1,2000\n0,4000\n0,9000\n", string(out))
 	d, err := os.ReadFile(drops)
 	require.NoError(t, err)
-	require.Equal(t, "stream,stamp_ns,reason\n0,2500,backward\n0,1000,full\n1,1500,late\n5,1,bad_stream\n0,3000,full\n1,8,bad_stream\n", string(d))
+	require.Equal(t, "stream,stamp_ns,reason\n0,2500,backward\n0,1000,full\n1,1500,late\n0,3000,full\n1,8,bad_stream\n", string(d))
 	st, err := os.ReadFile(status)
 	require.NoError(t, err)
 	require.Contains(t, string(st), `"removed": true`)
@@ -88,9 +87,9 @@ func TestAlignErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"", []string{"--periods", "1s", "--priorities", "1,2"}, 2, "--priorities has 2 entries"},
-		{"", []string{"--periods", "1s,-1s", "--buffer-sizes", "1,2"}, 2, "Streams[1].Period"},
-		{"", []string{"--periods", "1s", "--timeout", "-1s"}, 2, "Timeout is -1s"},
+		{"", []string{"--periods", "1s", "--priorities", "1,2"}, 2, "--priorities has 2 values"},
+		{"", []string{"--periods", "1s,-1s", "--buffer-sizes", "1,2"}, 2, "value 2 of --periods is -1s, want ≥ 0"},
+		{"", []string{"--periods", "1s", "--timeout", "-1s"}, 2, "timealign align: --timeout is -1s, want ≥ 0\n"},
 		{"", []string{"--periods", "1s", "a.csv", "b.csv"}, 2, "at most one input"},
 		{"event,stream\n", []string{"--periods", "1s"}, 1, "stamp_ns"},
 		{"event,stream,stamp_ns\npush,x,1\n", []string{"--periods", "1s"}, 1, ":2:"},

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+
+	"github.com/timealign/timealign/pkg/cfgerr"
 )
 
 // errHelp is returned when the user asked for -help: exit status 0.
@@ -59,39 +64,6 @@ func parseFlags(e *env, fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// input opens the command's input: the one positional argument, or standard
-// input when there is none or it is "-". The returned name is used in errors.
-func input(e *env, fs *flag.FlagSet) (r io.Reader, name string, closeFn func(), err error) {
-	switch fs.NArg() {
-	case 0:
-		return e.stdin, "stdin", func() {}, nil
-	case 1:
-		if fs.Arg(0) == "-" {
-			return e.stdin, "stdin", func() {}, nil
-		}
-		f, err := os.Open(fs.Arg(0))
-		if err != nil {
-			return nil, "", nil, err
-		}
-		return f, fs.Arg(0), func() { f.Close() }, nil
-	default:
-		return nil, "", nil, usagef("want at most one input file, got %d arguments: %q", fs.NArg(), fs.Args())
-	}
-}
-
-// output opens path for writing, or standard output for "" or "-". The
-// close function reports errors of the final write.
-func output(e *env, path string) (io.Writer, func() error, error) {
-	if path == "" || path == "-" {
-		return e.stdout, func() error { return nil }, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, f.Close, nil
-}
-
 // durationList is a flag holding comma-separated Go durations ("10ms,20ms").
 type durationList []time.Duration
 
@@ -138,48 +110,70 @@ func (l *intList) Set(v string) error {
 	return nil
 }
 
-// files are a stream command's input and outputs.
-type files struct {
-	in     io.Reader
-	name   string    // the input's name, for errors
-	out    io.Writer // the main output
-	side   io.Writer // an optional second output (--drops); io.Discard when not asked for
-	closes []func() error
-}
-
-// openFiles opens the command's input (its positional argument or stdin),
-// its output (outPath, or stdout) and, if sidePath is not empty, a second
-// output. close closes them all and reports write errors.
-func openFiles(e *env, fs *flag.FlagSet, outPath, sidePath string) (*files, error) {
-	in, name, closeIn, err := input(e, fs)
-	if err != nil {
-		return nil, err
+// configError turns an algorithm's configuration error into a usage error
+// that names the command's flags ("--fifo-size is 1, want 2..65536"), not
+// Go fields. flags maps Go fields to flag names where the kebab-case of the
+// field is not the flag; a field without a flag keeps its Go name.
+func configError(fset *flag.FlagSet, err error, flags map[string]string) error {
+	ce, ok := cfgerr.As(err)
+	if !ok {
+		return &usageError{err: err}
 	}
-	f := &files{in: in, name: name, side: io.Discard, closes: []func() error{func() error { closeIn(); return nil }}}
-	if f.out, err = f.open(e, outPath); err != nil {
-		return nil, errors.Join(err, f.close())
-	}
-	if sidePath != "" {
-		if f.side, err = f.open(e, sidePath); err != nil {
-			return nil, errors.Join(err, f.close())
+	return &usageError{err: errors.New(ce.Say(func(field string) string {
+		name, ok := flags[field]
+		if !ok {
+			name = kebab(field)
 		}
-	}
-	return f, nil
+		if fset.Lookup(name) == nil {
+			return ""
+		}
+		return "--" + name
+	}))}
 }
 
-func (f *files) open(e *env, path string) (io.Writer, error) {
-	w, closeFn, err := output(e, path)
+// kebab turns a Go field name into a flag name: FIFOSize → fifo-size,
+// MaxSkewPPM → max-skew-ppm.
+func kebab(field string) string {
+	var b strings.Builder
+	rs := []rune(field)
+	for i, r := range rs {
+		upper := unicode.IsUpper(r)
+		if upper && i > 0 && (!unicode.IsUpper(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// setFlags returns the flags given on the command line.
+func setFlags(fset *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// unusedFlags refuses flags that the chosen mode or policy does not use:
+// uses maps each mode-specific flag to the modes that use it.
+func unusedFlags(fset *flag.FlagSet, what, mode string, uses map[string][]string) error {
+	set := setFlags(fset)
+	names := slices.Sorted(maps.Keys(set))
+	for _, name := range names {
+		modes, ok := uses[name]
+		if !ok || slices.Contains(modes, mode) {
+			continue
+		}
+		return usagef("--%s is not used by %s %s (it applies to %s %s)", name, what, mode, what, strings.Join(modes, ", "))
+	}
+	return nil
+}
+
+// writeStatusJSON writes v as indented JSON.
+func writeStatusJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	f.closes = append(f.closes, closeFn)
-	return w, nil
-}
-
-func (f *files) close() error {
-	var err error
-	for _, c := range f.closes {
-		err = errors.Join(err, c())
-	}
+	_, err = w.Write(append(b, '\n'))
 	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/timealign/timealign/pkg/csvio"
@@ -41,18 +42,43 @@ func runEstimate(e *env, args []string) error {
 	}
 	est, err := tsest.New(cfg)
 	if err != nil {
-		return &usageError{err: err}
+		return configError(fs, err, nil)
 	}
-	f, err := openFiles(e, fs, *out, "")
+	f, err := openFiles(e, fs, outSpec{"--out", *out}, outSpec{"--status", *statusPath})
 	if err != nil {
 		return err
 	}
-	err = errors.Join(estimateStream(est, f.in, f.name, f.out), f.close())
-	if *statusPath != "" {
-		err = errors.Join(err, writeStatusJSON(*statusPath, est.Status()))
+	defer f.abort()
+	if err := estimateStream(est, f.in, f.name, f.out(0)); err != nil {
+		return err
 	}
-	return err
+	if f.asked(1) {
+		if err := writeStatusJSON(f.out(1), est.Status()); err != nil {
+			return err
+		}
+	}
+	if err := f.commit(); err != nil {
+		return err
+	}
+	estimateSummary(e, cfg, est.Status())
+	return nil
 }
+
+// estimateSummary tells, on stderr, what the user should know: samples
+// without an estimate, and index resets that suggest a narrower counter.
+func estimateSummary(e *env, cfg tsest.Config, st tsest.Status) {
+	if st.DupIndexes > 0 {
+		fmt.Fprintf(e.stderr, "timealign estimate: %d samples repeat the previous index and have no estimate (see rejected_duplicates in --status)\n", st.DupIndexes)
+	}
+	if st.IndexResets > maxQuietIndexResets {
+		fmt.Fprintf(e.stderr, "timealign estimate: the sample index went back %d times (each restarts the loss count from the index); if the counter wraps at fewer than %d bits, set --index-bits\n",
+			st.IndexResets, cfg.IndexBits)
+	}
+}
+
+// maxQuietIndexResets is how many index resets (sensor restarts) pass
+// without a word.
+const maxQuietIndexResets = 3
 
 func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer) error {
 	r, err := csvio.NewReader(in, name, csvio.Columns{Required: []string{"event", "stamp_ns", "index"}})

@@ -48,8 +48,8 @@ func TestEstimateErrors(t *testing.T) {
 		{"event,stamp_ns,index\nsample,1,-3\n", nil, 1, `stdin:2:3 (column "index")`},
 		{"event,stamp\n", nil, 1, "unexpected header"},
 		{"", nil, 1, "empty input"},
-		{"", []string{"--window", "-1s"}, 2, "Window is -1s"},
-		{"", []string{"--loss-threshold", "-1"}, 2, "LossThreshold"},
+		{"", []string{"--window", "-1s"}, 2, "--window is -1s, want > 0"},
+		{"", []string{"--loss-threshold", "-1"}, 2, "--loss-threshold is -1"},
 		{"", []string{"--window", "soon"}, 2, "invalid value"},
 		{"", []string{"/no/such/file.csv"}, 1, "no such file"},
 	} {

@@ -17,9 +17,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/timealign/timealign/pkg/csvio"
 )
 
 // env is what a command may touch: its streams and arguments. Commands never
@@ -29,6 +35,13 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// temps holds the temporary output files, removed on a signal.
+	temps *temps
+	// stdinStat describes standard input when it is a file (nil if unknown),
+	// so that an output naming the same file is refused.
+	stdinStat func() fs.FileInfo
+	// stdinIsTerminal: a command reading standard input says so.
+	stdinIsTerminal bool
 }
 
 // command is one subcommand.
@@ -51,18 +64,75 @@ func commands() []command {
 	}
 }
 
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // bad data, I/O failure
+	exitUsage       = 2 // bad command line
+	exitInterrupted = 130
+)
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(&env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
-	stop()
-	os.Exit(code)
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout := &errWriter{w: os.Stdout}
+	e := &env{ctx: ctx, stdin: os.Stdin, stdout: &ctxWriter{ctx: ctx, w: stdout}, stderr: os.Stderr, temps: newTemps(),
+		stdinStat: func() fs.FileInfo {
+			fi, err := os.Stdin.Stat()
+			if err != nil {
+				return nil
+			}
+			return fi
+		},
+		stdinIsTerminal: term.IsTerminal(int(os.Stdin.Fd())),
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan int, 1)
+	go func() { done <- run(e, os.Args[1:]) }()
+	select {
+	case code := <-done:
+		if code == exitOK && stdout.err != nil {
+			fmt.Fprintf(os.Stderr, "timealign: writing standard output: %v\n", unwrapPath(stdout.err))
+			code = exitFailure
+		}
+		os.Exit(code)
+	case sig := <-sigs:
+		// Stop at once, whatever the command is doing (it may be blocked
+		// reading a terminal or a pipe): no temporary output survives, and
+		// no output file is renamed into place after this.
+		cancel()
+		e.temps.removeAll()
+		fmt.Fprintf(os.Stderr, "timealign: interrupted (%v); no output file written\n", sig)
+		os.Exit(exitInterrupted)
+	}
+}
+
+// errWriter remembers the first write error (a full disk, a closed pipe),
+// so that a command that ignores it still exits 1.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (w *errWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.w.Write(p)
+	if err != nil {
+		w.err = err
+	}
+	return n, err
 }
 
 // run dispatches args to a command and returns the process exit status.
 func run(e *env, args []string) int {
+	if e.temps == nil {
+		e.temps = newTemps()
+	}
 	if len(args) == 0 {
 		printUsage(e.stderr)
-		return 2
+		return exitUsage
 	}
 	name := args[0]
 	switch name {
@@ -71,32 +141,35 @@ func run(e *env, args []string) int {
 			return run(e, []string{args[1], "-help"})
 		}
 		printUsage(e.stdout)
-		return 0
+		return exitOK
+	case "--version", "-version":
+		return exitCode(e, "version", runVersion(e, args[1:]))
 	}
 	for _, c := range commands() {
 		if c.name == name {
 			return exitCode(e, c.name, c.run(e, args[1:]))
 		}
 	}
-	fmt.Fprintf(e.stderr, "timealign: unknown command %q\n\n", name)
+	fmt.Fprintf(e.stderr, "timealign: unknown command %q\n\n", cut(name))
 	printUsage(e.stderr)
-	return 2
+	return exitUsage
 }
 
 func exitCode(e *env, name string, err error) int {
-	if err == nil {
-		return 0
+	if err == nil || errors.Is(err, errHelp) {
+		return exitOK
 	}
-	if errors.Is(err, errHelp) {
-		return 0
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(e.stderr, "timealign %s: interrupted; no output file written\n", name)
+		return exitInterrupted
 	}
-	fmt.Fprintf(e.stderr, "timealign %s: %v\n", name, err)
+	fmt.Fprintf(e.stderr, "timealign %s: %s\n", name, cutMessage(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(e.stderr, "Run 'timealign %s -help' for usage.\n", name)
-		return 2
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }
 
 func printUsage(w io.Writer) {
@@ -106,4 +179,45 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun 'timealign <command> -help' for a command's flags and formats.\n")
+	fmt.Fprintf(w, "Exit status: 0 success, 1 bad data or I/O failure, 2 bad command line, 130 interrupted.\n")
+}
+
+// cut shortens a user's value for a message: a 100 MB argument is not
+// echoed in full.
+func cut(s string) string { return csvio.Cut(s) }
+
+// cutMessage shortens the long quoted values inside a message (the flag
+// package quotes the whole bad value).
+func cutMessage(msg string) string {
+	const limit = 256
+	if len(msg) <= limit {
+		return msg
+	}
+	var b strings.Builder
+	for len(msg) > 0 {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			b.WriteString(msg)
+			break
+		}
+		j := i + 1
+		for j < len(msg) && msg[j] != '"' {
+			if msg[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(msg) {
+			b.WriteString(cut(msg))
+			break
+		}
+		b.WriteString(msg[:i+1])
+		b.WriteString(cut(msg[i+1 : j]))
+		b.WriteByte('"')
+		msg = msg[j+1:]
+	}
+	if b.Len() > 4*limit {
+		return cut(b.String())
+	}
+	return b.String()
 }

@@ -18,11 +18,14 @@ func TestPLLUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"pll", "--mode", "kalman"}, `unknown mode "kalman"`},
-		{[]string{"pll", "--fifo-size", "0"}, "FIFOSize is 0"},
-		{[]string{"pll", "--max-deviation", "-1ms"}, "MaxDeviation is -1ms"},
-		{[]string{"pll", "--tick-bits", "65"}, "TickBits is 65"},
-		{[]string{"pll", "--tick-period", "0s"}, "TickPeriod is 0s"},
+		{[]string{"pll", "--mode", "kalman"}, "--mode: kalman is not a mode"},
+		{[]string{"pll", "--fifo-size", "0"}, "--fifo-size is 0, want 2..65536"},
+		{[]string{"pll", "--max-deviation", "-1ms"}, "--max-deviation is -1ms"},
+		{[]string{"pll", "--tick-bits", "65"}, "--tick-bits is 65"},
+		{[]string{"pll", "--tick-period", "0s"}, "--tick-period is 0s"},
+		{[]string{"pll", "--mode", "sick", "--window", "9"}, "--window is not used by --mode sick (it applies to --mode regression, envelope, offset)"},
+		{[]string{"pll", "--track-skew"}, "--track-skew is not used by --mode envelope"},
+		{[]string{"pll", "--max-early", "20ms", "--max-deviation", "5ms"}, "--max-early (20ms) is larger than --max-deviation (5ms)"},
 		{[]string{"pll", "--max-invalid", "x"}, `invalid value "x"`},
 		{[]string{"pll", "a.csv", "b.csv"}, "at most one input file"},
 	} {

@@ -20,7 +20,8 @@ answers. Start from a preset and change any part of it with flags.
 Formats (--format):
   estimate  event,stamp_ns,index        input of 'timealign estimate' (stamp = receive time)
   pll       receive_ns,ticks[,scan_ticks]  input of 'timealign pll' (scan_ticks with --send-delay)
-  sync      topic,stamp_ns              input of 'timealign sync', several --streams in arrival order
+  sync      topic,stamp_ns,arrival_ns   input of 'timealign sync', several --streams in arrival order
+                                        (arrival_ns: the host clock when the message arrived)
   align     event,stream,stamp_ns       input of 'timealign align', a push and a drain per sample
   samples   every field of every sample, lost ones included
 
@@ -205,25 +206,15 @@ func overlay(base, c sim.Config, set map[string]bool) sim.Config {
 
 // writeFiles opens the output and the optional truth file and runs write.
 func writeFiles(e *env, out, truth string, write func(w, tw io.Writer) error) error {
-	w, closeOut, err := output(e, out)
+	f, err := openOutputs(e, outSpec{"--out", out}, outSpec{"--truth", truth})
 	if err != nil {
 		return err
 	}
-	tw := io.Discard
-	closeTruth := func() error { return nil }
-	if truth != "" {
-		if truth == out || truth == "-" && out == "" {
-			closeOut()
-			return usagef("--truth must name a file other than the output")
-		}
-		tw, closeTruth, err = output(e, truth)
-		if err != nil {
-			closeOut()
-			return err
-		}
+	defer f.abort()
+	if err := write(f.out(0), f.out(1)); err != nil {
+		return err
 	}
-	err = write(w, tw)
-	return errors.Join(err, closeOut(), closeTruth())
+	return f.commit()
 }
 
 func writeEstimate(w, tw io.Writer, samples []sim.Sample, withIndex, announce bool, refEvery int) error {
@@ -293,7 +284,7 @@ func writeMulti(w, tw io.Writer, merged []sim.Tagged, align, receive bool) error
 	if align {
 		cw = csvio.NewWriter(w, "event", "stream", "stamp_ns")
 	} else {
-		cw = csvio.NewWriter(w, "topic", "stamp_ns")
+		cw = csvio.NewWriter(w, "topic", "stamp_ns", "arrival_ns")
 	}
 	tr := csvio.NewWriter(tw, "topic", "seq", "true_ns", "receive_ns")
 	for _, m := range merged {
@@ -305,7 +296,7 @@ func writeMulti(w, tw io.Writer, merged []sim.Tagged, align, receive bool) error
 			cw.String("push").Int(int64(m.Topic)).Stamp(st).EndRow()
 			cw.String("drain").Empty().Empty().EndRow()
 		} else {
-			cw.Int(int64(m.Topic)).Stamp(st).EndRow()
+			cw.Int(int64(m.Topic)).Stamp(st).Stamp(m.Receive).EndRow()
 		}
 		tr.Int(int64(m.Topic)).Int(int64(m.Seq)).Stamp(m.True).Stamp(m.Receive).EndRow()
 	}

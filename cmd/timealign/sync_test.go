@@ -49,30 +49,41 @@ func TestSyncAlignErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"", []string{"sync", "--topics", "1"}, 2, "Topics is 1"},
-		{"", []string{"sync", "--queue-size", "0"}, 2, "QueueSize"},
-		{"", []string{"sync", "--policy", "best"}, 2, `Policy "best" is unknown`},
-		{"", []string{"sync", "--lower-bounds", "1s"}, 2, "LowerBounds has 1 entries"},
-		{"", []string{"sync", "--max-interval", "-1s"}, 2, "MaxInterval"},
+		{"", []string{"sync", "--topics", "1"}, 2, "timealign sync: --topics is 1, want 2..1024\n"},
+		{"", []string{"sync", "--queue-size", "0"}, 2, "--queue-size is 0"},
+		{"", []string{"sync", "--policy", "latest", "--age-penalty", "1"}, 2, "--age-penalty is not used by --policy latest"},
+		{"", []string{"sync", "--epsilon", "1ms"}, 2, "--epsilon is not used by --policy approximate (it applies to --policy epsilon)"},
+		{"topic,stamp_ns\n0,5\n2,7\n", []string{"sync", "--topics", "2"}, 1, "stdin:3:1 (column \"topic\"): bad value: topic 2 is out of range 0..1 (--topics 2)"},
+		{"topic,stamp_ns\n0,5\n-1,7\n", []string{"sync"}, 1, "stdin:3:1 (column \"topic\"): bad value: topic -1 is out of range"},
+		{"topic,stamp_ns\n0,5\n2,7\n", []string{"sync"}, 1, "no message of topic 1"},
+		{"topic,stamp_ns\n0,5\n0,7\n", []string{"sync"}, 1, "has only topic 0"},
+		{"topic,stamp_ns\n0,5\n1,7\n2,7\n", []string{"sync", "--lower-bounds", "1ms,1ms"}, 2, "--lower-bounds has 2 values, the input 3 topics"},
+		{"", []string{"sync", "--policy", "best"}, 2, "--policy: best is not a policy"},
+		{"", []string{"sync", "--topics", "2", "--lower-bounds", "1s"}, 2, "--lower-bounds has 1 entries, want one per topic (--topics 2) or none"},
+		{"", []string{"sync", "--lower-bounds", "1s,-1s"}, 2, "value 2 of --lower-bounds is -1s, want ≥ 0"},
+		{"", []string{"sync", "--max-interval", "-1s"}, 2, "--max-interval is -1s"},
 		{"topic,stamp_ns\n0,5\nx,7\n", []string{"sync"}, 1, "stdin:3:1 (column \"topic\")"},
 		{"topic,stamp_ns\n0,5\n1,x\n", []string{"sync"}, 1, "stdin:3:2 (column \"stamp_ns\")"},
-		{"topic,stamp_ns,arrival_ns\n0,5,x\n", []string{"sync"}, 1, "stdin:2:3 (column \"arrival_ns\")"},
+		{"topic,stamp_ns,arrival_ns\n0,5,x\n1,5,6\n", []string{"sync"}, 1, "stdin:2:3 (column \"arrival_ns\")"},
 		{"topic,stamp\n", []string{"sync"}, 1, "unexpected header"},
 		{"", []string{"align"}, 2, "--periods is required"},
-		{"", []string{"align", "--periods", "1s", "--buffer-sizes", "1,2"}, 2, "--buffer-sizes has 2 entries"},
-		{"", []string{"align", "--periods", "0s"}, 2, "BufferSize is automatic"},
+		{"", []string{"align", "--periods", "1s", "--buffer-sizes", "1,2"}, 2, "--buffer-sizes has 2 values, --periods 1"},
+		{"", []string{"align", "--periods", "0s"}, 2, "value 1 of --buffer-sizes is automatic (-1) but value 1 of --periods is 0"},
+		{"", []string{"align", "--periods", "10ms,-100ms"}, 2, "value 2 of --periods is -100ms, want ≥ 0"},
+		{"event,stream,stamp_ns\npush,3,5\n", []string{"align", "--periods", "0s", "--buffer-sizes", "0"}, 1, "stdin:2:2 (column \"stream\"): bad value: stream 3 is out of range 0..0"},
 		{"event,stream,stamp_ns\nwiggle,,\n", []string{"align", "--periods", "1s"}, 1, `unknown event "wiggle"`},
-		{"event,stream,stamp_ns\ndisable,4,\n", []string{"align", "--periods", "1s"}, 1, "no such stream: 4"},
-		{"event,stream,stamp_ns\ntimeout,,-5\n", []string{"align", "--periods", "1s"}, 1, "Timeout is -5ns"},
+		{"event,stream,stamp_ns\ndisable,4,\n", []string{"align", "--periods", "1s"}, 1, "stream 4 is out of range 0..0"},
+		{"event,stream,stamp_ns\ntimeout,,-5\n", []string{"align", "--periods", "1s"}, 1, "timeout -5 ns is negative"},
 	} {
 		_, errOut, code := runCmd(t, tc.in, tc.args...)
 		require.Equal(t, tc.code, code, "%v: %s", tc.args, errOut)
 		require.Contains(t, errOut, tc.want)
 	}
-	// A push to a stream that does not exist is a counted drop, not an error.
-	out, _, code := runCmd(t, "event,stream,stamp_ns\npush,3,5\npush,0,6\ndrain,,\n", "align", "--periods", "0s", "--buffer-sizes", "0", "--timeout", "0s")
+	// A push to a removed stream is a counted drop (Rock's semantics), not an error.
+	out, errOut, code := runCmd(t, "event,stream,stamp_ns\nremove,1,\npush,1,5\npush,0,6\ndrain,,\n", "align", "--periods", "0s,0s", "--buffer-sizes", "0,0", "--timeout", "0s")
 	require.Equal(t, 0, code)
 	require.Equal(t, "stream,stamp_ns\n0,6\n", out)
+	require.Contains(t, errOut, "dropped: bad_stream 1 (--drops FILE lists them)")
 }
 
 // syncVectors lists the vectors of message_filters' originals: the
@@ -145,14 +156,19 @@ func TestSyncOracleVectors(t *testing.T) {
 	}
 }
 
-// TestSyncBadTopic: a topic index out of range is a counted drop.
-func TestSyncBadTopic(t *testing.T) {
-	dir := t.TempDir()
-	drops := filepath.Join(dir, "drops.csv")
-	out, errOut, code := runCmd(t, "topic,stamp_ns\n0,5\n2,7\n-1,8\n1,5\n", "sync", "--drops", drops)
-	require.Equal(t, 0, code, errOut)
-	require.Equal(t, "t0,t1\n5,5\n", out)
-	d, err := os.ReadFile(drops)
-	require.NoError(t, err)
-	require.Equal(t, "topic,stamp_ns,reason\n2,7,bad_topic\n-1,8,bad_topic\n", string(d))
+// TestSyncTopicsFromData: without --topics the number of topics is the
+// input's, from a file or from standard input (buffered to read it twice).
+func TestSyncTopicsFromData(t *testing.T) {
+	in := "topic,stamp_ns\n0,5\n2,5\n1,5\n0,9\n1,9\n"
+	path := filepath.Join(t.TempDir(), "in.csv")
+	require.NoError(t, os.WriteFile(path, []byte(in), 0o644))
+	for _, args := range [][]string{{"sync"}, {"sync", path}, {"sync", "--topics", "3"}} {
+		out, errOut, code := runCmd(t, in, args...)
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, "t0,t1,t2\n5,5,5\n", out, args)
+		require.Contains(t, errOut, "timealign sync: 5 messages, 1 sets; 2 still queued at the end of the input")
+	}
+	_, errOut, code := runCmd(t, in, "sync", "--quiet")
+	require.Equal(t, 0, code)
+	require.Empty(t, errOut)
 }

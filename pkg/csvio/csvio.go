@@ -11,6 +11,7 @@ package csvio
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -23,10 +24,11 @@ import (
 
 // Sentinel errors wrapped by [*Error].
 var (
-	ErrEmpty   = errors.New("empty input: no header row")
-	ErrHeader  = errors.New("unexpected header")
-	ErrColumns = errors.New("wrong number of columns")
-	ErrValue   = errors.New("bad value")
+	ErrLineTooLong = errors.New("line too long")
+	ErrEmpty       = errors.New("empty input: no header row")
+	ErrHeader      = errors.New("unexpected header")
+	ErrColumns     = errors.New("wrong number of columns")
+	ErrValue       = errors.New("bad value")
 )
 
 // Error locates a problem in a CSV input. Line and Column count from 1;
@@ -58,6 +60,70 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// bom is the UTF-8 byte order mark; a Reader skips it.
+const bom = "\xef\xbb\xbf"
+
+// MaxLine bounds the length of a line, so that a file without newlines
+// cannot take unbounded memory. No row of the formats comes near it.
+const MaxLine = 1 << 20
+
+// lineLimit fails a read once a line grows past MaxLine bytes; line counts
+// the newlines seen, for the message.
+type lineLimit struct {
+	r    io.Reader
+	n    int // bytes since the last newline
+	line int
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for chunk := p[:n]; ; {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			l.n += len(chunk)
+			break
+		}
+		if l.n+i > MaxLine {
+			return 0, ErrLineTooLong
+		}
+		l.line++
+		l.n = 0
+		chunk = chunk[i+1:]
+	}
+	if l.n > MaxLine {
+		return 0, ErrLineTooLong
+	}
+	return n, err
+}
+
+// maxQuoted is the most of a value an error message repeats.
+const maxQuoted = 64
+
+// Quote quotes s for a message, cut to its first and last bytes when long:
+// a 100 MB field is not echoed in full.
+func Quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	head, tail := cutEnds(s)
+	return fmt.Sprintf("%q…(%d bytes)…%q", head, len(s), tail)
+}
+
+// Cut is Quote without the quotes, for values shown as they are.
+func Cut(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	head, tail := cutEnds(s)
+	return fmt.Sprintf("%s…(%d bytes)…%s", head, len(s), tail)
+}
+
+// cutEnds returns the first and last bytes of s that a cut value shows,
+// whole runes only.
+func cutEnds(s string) (head, tail string) {
+	return strings.ToValidUTF8(s[:maxQuoted*3/4], ""), strings.ToValidUTF8(s[len(s)-maxQuoted/4:], "")
+}
+
 // Columns describes a format's header: the required columns in order,
 // optionally followed by some leading part of Optional.
 type Columns struct {
@@ -75,6 +141,7 @@ func (c Columns) String() string {
 
 // Reader reads the rows of one CSV input.
 type Reader struct {
+	lim   *lineLimit
 	file  string
 	cr    *csv.Reader
 	names []string
@@ -84,11 +151,16 @@ type Reader struct {
 // NewReader reads the header row of r and checks it against cols. file names
 // the input in error messages.
 func NewReader(r io.Reader, file string, cols Columns) (*Reader, error) {
-	cr := csv.NewReader(r)
+	br := bufio.NewReaderSize(r, 64<<10)
+	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
+		br.Discard(len(bom)) // a UTF-8 byte order mark, as spreadsheets write
+	}
+	lim := &lineLimit{r: br, line: 1}
+	cr := csv.NewReader(lim)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
-	rd := &Reader{file: file, cr: cr}
+	rd := &Reader{file: file, cr: cr, lim: lim}
 	hdr, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, &Error{File: file, Err: ErrEmpty}
@@ -108,13 +180,13 @@ func NewReader(r io.Reader, file string, cols Columns) (*Reader, error) {
 			}
 			if strings.TrimSpace(h) != want {
 				return nil, &Error{File: file, Line: 1, Column: i + 1,
-					Err: fmt.Errorf("%w: column %d is %q, want %q (header %s)", ErrHeader, i+1, h, want, cols)}
+					Err: fmt.Errorf("%w: column %d is %s, want %q (header %s)", ErrHeader, i+1, Quote(h), want, cols)}
 			}
 		}
 	}
 	if !ok {
 		return nil, &Error{File: file, Line: 1,
-			Err: fmt.Errorf("%w: %q, want %s", ErrHeader, strings.Join(hdr, ","), cols)}
+			Err: fmt.Errorf("%w: %s, want %s", ErrHeader, Quote(strings.Join(hdr, ",")), cols)}
 	}
 	rd.names = append([]string(nil), hdr...)
 	rd.row.r = rd
@@ -128,6 +200,9 @@ func (r *Reader) Columns() []string { return r.names }
 func (r *Reader) File() string { return r.file }
 
 func (r *Reader) parseError(err error) error {
+	if errors.Is(err, ErrLineTooLong) {
+		return &Error{File: r.file, Line: r.lim.line, Err: fmt.Errorf("%w (more than %d bytes without a newline)", ErrLineTooLong, MaxLine)}
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return &Error{File: r.file, Line: pe.Line, Column: pe.Column, Err: pe.Err}
@@ -201,7 +276,7 @@ func (w *Row) Int(col int) (int64, error) {
 	s := w.String(col)
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, w.Errorf(col, "%q is not an integer", s)
+		return 0, w.Errorf(col, "%s is not an integer", Quote(s))
 	}
 	return v, nil
 }
@@ -211,7 +286,7 @@ func (w *Row) Uint(col int) (uint64, error) {
 	s := w.String(col)
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, w.Errorf(col, "%q is not a non-negative integer", s)
+		return 0, w.Errorf(col, "%s is not a non-negative integer", Quote(s))
 	}
 	return v, nil
 }
@@ -221,7 +296,7 @@ func (w *Row) Stamp(col int) (stamp.Time, error) {
 	s := w.String(col)
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, w.Errorf(col, "%q is not a stamp in integer nanoseconds", s)
+		return 0, w.Errorf(col, "%s is not a stamp in integer nanoseconds", Quote(s))
 	}
 	return stamp.Time(v), nil
 }

@@ -33,6 +33,12 @@ var readCases = []struct {
 	{"too many header columns", "receive_ns,ticks,scan_ticks,x\n", pllCols, 0, ErrHeader, "want receive_ns,ticks[,scan_ticks]"},
 	{"short row", "receive_ns,ticks\n1,2\n3\n", pllCols, 1, ErrColumns, "in.csv:3: wrong number of columns: 1, the header has 2"},
 	{"bad quote", "receive_ns,ticks\n1,\"2\n", pllCols, 0, csvErrQuote(), "in.csv:2:"},
+	{"byte order mark", "\xef\xbb\xbfreceive_ns,ticks\n1,2\n", pllCols, 1, nil, ""},
+	{"byte order mark on a data row", "receive_ns,ticks\n\xef\xbb\xbf1,2\n", pllCols, 0, ErrValue, `in.csv:2:1 (column "receive_ns"): bad value: "\ufeff1" is not a stamp`},
+	{"long value cut", "receive_ns,ticks\n1," + strings.Repeat("9", 100_000) + "x\n", pllCols, 0, ErrValue,
+		`in.csv:2:2 (column "ticks"): bad value: "` + strings.Repeat("9", 48) + `"…(100001 bytes)…"` + strings.Repeat("9", 15) + `x" is not a stamp`},
+	{"line too long", "receive_ns,ticks\n1,2\n3," + strings.Repeat("4", MaxLine+1) + "\n5,6\n", pllCols, 1, ErrLineTooLong, "in.csv:3: line too long (more than 1048576 bytes without a newline)"},
+	{"header too long", strings.Repeat("h", MaxLine+10), pllCols, 0, ErrLineTooLong, "in.csv:1: line too long"},
 }
 
 func csvErrQuote() error { return errors.New("quote") }
@@ -79,6 +85,15 @@ func readAll(in string, cols Columns) (int, error) {
 		}
 		n++
 	}
+}
+
+func TestQuote(t *testing.T) {
+	require.Equal(t, `"abc"`, Quote("abc"))
+	long := strings.Repeat("é", 100) // 200 bytes: the cut never splits a rune
+	q := Quote(long)
+	require.Contains(t, q, "…(200 bytes)…")
+	require.Less(t, len(q), 120)
+	require.True(t, strings.HasPrefix(q, `"éé`) && strings.HasSuffix(q, `éé"`), q)
 }
 
 func TestFieldErrors(t *testing.T) {

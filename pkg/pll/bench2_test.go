@@ -11,7 +11,7 @@ import (
 func BenchmarkUpdate(b *testing.B) {
 	for _, m := range []Mode{Sick, Regression, Envelope, Offset} {
 		b.Run(m.String(), func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg := SickConfig()
 			cfg.Mode = m
 			p, err := New(cfg)
 			if err != nil {

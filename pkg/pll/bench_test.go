@@ -134,7 +134,7 @@ func TestSickMatchesBench(t *testing.T) {
 		t.Run(filepath.Base(base), func(t *testing.T) {
 			in := readInputs(t, base+".csv")
 			refEst, refOK := readStamps(t, base+".sick.csv", "estimate_ns", true)
-			cfg := DefaultConfig()
+			cfg := SickConfig()
 			compareSick(t, cfg, in, refEst, refOK)
 		})
 	}
@@ -152,7 +152,7 @@ func TestBenchAccuracy(t *testing.T) {
 			refEst, refOK := readStamps(t, base+".sick.csv", "estimate_ns", true)
 			sick := score(refEst, truth, refOK, 7)
 			for _, m := range []Mode{Sick, Regression, Envelope, Offset} {
-				cfg := DefaultConfig()
+				cfg := SickConfig()
 				cfg.Mode = m
 				est, ok := run(t, cfg, in)
 				sc := score(est, truth, ok, cfg.FIFOSize)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/timealign/timealign/pkg/cfgerr"
 )
 
 // Mode selects the estimator.
@@ -56,7 +58,9 @@ const (
 
 // Config configures a [PLL]. Start from [DefaultConfig].
 type Config struct {
-	// Mode selects the estimator. It defaults to Sick.
+	// Mode selects the estimator. It defaults to Envelope, the most
+	// accurate (on SICK's own reference scenarios its error is 25 to 40
+	// times smaller than Sick's); Sick reproduces SICK's SoftwarePLL.
 	Mode Mode
 	// FIFOSize is the number of samples of the FIFO: SICK's regression
 	// window, the regression mode's intercept window, and in every mode the
@@ -90,7 +94,9 @@ type Config struct {
 	Window int
 	// MaxEarly is how far before the Envelope or Offset line a sample may
 	// arrive (a new latency minimum) before it counts as inconsistent (a
-	// host clock step back). It defaults to 10 ms.
+	// host clock step back). Only those modes use it, and they cap it at
+	// MaxDeviation, so it never conflicts with a valid MaxDeviation. It
+	// defaults to 10 ms.
 	MaxEarly time.Duration
 	// TrackSkew makes the Offset mode fit the rate too (within MaxSkewPPM)
 	// instead of trusting TickPeriod; it is then the Envelope fit. It
@@ -110,11 +116,12 @@ type Config struct {
 	OutlierMin time.Duration
 }
 
-// DefaultConfig returns SICK's defaults: Sick mode, FIFO 7, max deviation
-// 100 ms, max invalid 20, 32-bit 1 µs ticks.
+// DefaultConfig returns the Envelope mode with SICK's defaults for what
+// every mode shares (FIFO 7, max deviation 100 ms, max invalid 20, 32-bit
+// 1 µs ticks). Set Mode to Sick for SICK's SoftwarePLL itself.
 func DefaultConfig() Config {
 	return Config{
-		Mode:         Sick,
+		Mode:         Envelope,
 		FIFOSize:     7,
 		MaxDeviation: 100 * time.Millisecond,
 		MaxInvalid:   20,
@@ -128,11 +135,19 @@ func DefaultConfig() Config {
 	}
 }
 
+// SickConfig returns SICK's SoftwarePLL with its defaults: the Sick mode of
+// [DefaultConfig].
+func SickConfig() Config {
+	c := DefaultConfig()
+	c.Mode = Sick
+	return c
+}
+
 // ErrConfig is wrapped by every error of [Config.Validate].
 var ErrConfig = errors.New("pll: invalid config")
 
 func bad(field, format string, args ...any) error {
-	return fmt.Errorf("%w: %s %s", ErrConfig, field, fmt.Sprintf(format, args...))
+	return cfgerr.New(ErrConfig, field, format, args...)
 }
 
 // Validate reports the first bad field of c.
@@ -156,14 +171,12 @@ func (c Config) Validate() error {
 		return bad("Window", "is %d, want 2..%d", c.Window, MaxWindow)
 	case c.MaxEarly < 0:
 		return bad("MaxEarly", "is %v, want ≥ 0", c.MaxEarly)
-	case c.MaxEarly > c.MaxDeviation:
-		return bad("MaxEarly", "(%v) cannot be larger than MaxDeviation (%v)", c.MaxEarly, c.MaxDeviation)
 	case math.IsNaN(c.OutlierZ) || math.IsInf(c.OutlierZ, 0) || c.OutlierZ < 0:
 		return bad("OutlierZ", "is %v, want ≥ 0 (0: no outlier filter)", c.OutlierZ)
 	case c.OutlierMin < 0:
 		return bad("OutlierMin", "is %v, want ≥ 0", c.OutlierMin)
 	case (c.Mode == Envelope || c.Mode == Offset) && c.Window < c.FIFOSize:
-		return bad("Window", "(%d) cannot be smaller than FIFOSize (%d) in %v mode", c.Window, c.FIFOSize, c.Mode)
+		return bad("Window", "(%d) cannot be smaller than {FIFOSize} (%d) in %v mode", c.Window, c.FIFOSize, c.Mode)
 	}
 	return nil
 }

@@ -113,7 +113,7 @@ func New(cfg Config) (*PLL, error) {
 	p.minSlope = p.nominal * (1 - cfg.MaxSkewPPM*1e-6)
 	p.maxSlo = p.nominal * (1 + cfg.MaxSkewPPM*1e-6)
 	p.maxDev = float64(cfg.MaxDeviation)
-	p.maxEarly = float64(cfg.MaxEarly)
+	p.maxEarly = float64(min(cfg.MaxEarly, cfg.MaxDeviation)) // capped: see Config.MaxEarly
 	p.maxDevSec = cfg.MaxDeviation.Seconds()
 	if cfg.Mode == Sick {
 		p.sk.init(cfg.FIFOSize)

@@ -29,7 +29,6 @@ func TestValidate(t *testing.T) {
 		{"MaxSkewPPM", func(c *Config) { c.MaxSkewPPM = math.NaN() }},
 		{"Window", func(c *Config) { c.Window = 1 }},
 		{"MaxEarly", func(c *Config) { c.MaxEarly = -1 }},
-		{"MaxEarly", func(c *Config) { c.MaxEarly = time.Second }},
 		{"Window", func(c *Config) { c.Mode, c.FIFOSize, c.Window = Envelope, 50, 20 }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
@@ -275,6 +274,43 @@ func TestWrapInvariance(t *testing.T) {
 	})
 }
 
+// TestMaxEarlyCapped: MaxEarly never conflicts with a valid MaxDeviation
+// (SICK's own settings include 5 ms): it is accepted in every mode, and the
+// modes that use it cap it at MaxDeviation, so a sample far earlier than
+// the line (a host clock step back) is inconsistent whatever MaxEarly says.
+func TestMaxEarlyCapped(t *testing.T) {
+	for _, m := range []Mode{Sick, Regression, Envelope, Offset} {
+		c := DefaultConfig()
+		c.Mode, c.MaxDeviation, c.MaxEarly = m, 5*time.Millisecond, time.Second
+		require.NoError(t, c.Validate(), m)
+	}
+	for _, m := range []Mode{Envelope, Offset} {
+		capped, huge := DefaultConfig(), DefaultConfig()
+		capped.Mode, capped.MaxDeviation, capped.MaxEarly = m, 5*time.Millisecond, 5*time.Millisecond
+		huge.Mode, huge.MaxDeviation, huge.MaxEarly = m, 5*time.Millisecond, time.Second
+		a, err := New(capped)
+		require.NoError(t, err)
+		b, err := New(huge)
+		require.NoError(t, err)
+		r := base
+		for i := range 200 {
+			r = r.Add(40 * time.Millisecond)
+			if i == 100 {
+				r = r.Add(-20 * time.Millisecond) // the host clock steps back
+			}
+			tk := uint64(1 + i*40_000)
+			a.Update(r, tk)
+			b.Update(r, tk)
+			ea, oka := a.Corrected(tk)
+			eb, okb := b.Corrected(tk)
+			require.Equal(t, oka, okb, "%v sample %d", m, i)
+			require.Equal(t, ea, eb, "%v sample %d", m, i)
+		}
+		require.Positive(t, a.Status().Rejected+a.Status().Relocks, m)
+		require.Equal(t, a.Status(), b.Status(), m)
+	}
+}
+
 func TestReset(t *testing.T) {
 	p, err := New(DefaultConfig())
 	require.NoError(t, err)
@@ -284,7 +320,7 @@ func TestReset(t *testing.T) {
 	require.True(t, p.Valid())
 	p.Reset()
 	require.False(t, p.Valid())
-	require.Equal(t, Status{Mode: Sick}, p.Status())
+	require.Equal(t, Status{Mode: DefaultConfig().Mode}, p.Status())
 	_, ok := p.Corrected(1)
 	require.False(t, ok)
 }

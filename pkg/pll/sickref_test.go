@@ -32,7 +32,7 @@ func TestSickMatchesReference(t *testing.T) {
 			base := filepath.Join("testdata", "sick", c.name)
 			in := readInputs(t, base+".csv")
 			refEst, refOK := readStamps(t, base+".sick.csv", "estimate_ns", true)
-			cfg := DefaultConfig()
+			cfg := SickConfig()
 			cfg.FIFOSize = c.fifo
 			compareSick(t, cfg, in, refEst, refOK)
 		})
@@ -59,7 +59,7 @@ func TestSickWrapStale(t *testing.T) {
 		}
 	}
 	require.Positive(t, stale, "the vector has a stale pre-wrap tick")
-	compareSick(t, DefaultConfig(), in[:stale], refEst[:stale], refOK[:stale])
+	compareSick(t, SickConfig(), in[:stale], refEst[:stale], refOK[:stale])
 
 	sickBad := 0
 	for i := stale; i < len(in); i++ {
@@ -69,7 +69,7 @@ func TestSickWrapStale(t *testing.T) {
 	}
 	require.Greater(t, sickBad, 10, "SICK's output shows the bug")
 
-	est, ok := run(t, DefaultConfig(), in)
+	est, ok := run(t, SickConfig(), in)
 	for i := stale; i < len(in); i++ {
 		require.True(t, ok[i], "row %d", i+2)
 		e := est[i].Sub(truth[i])

@@ -35,6 +35,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -192,7 +193,7 @@ func DefaultConfig() Config {
 var ErrConfig = errors.New("sim: invalid config")
 
 func bad(field string, format string, args ...any) error {
-	return fmt.Errorf("%w: %s %s", ErrConfig, field, fmt.Sprintf(format, args...))
+	return cfgerr.New(ErrConfig, field, format, args...)
 }
 
 func probOK(p float64) bool { return p >= 0 && p <= 1 }
@@ -233,11 +234,11 @@ func (c Config) Validate() error {
 	case !probOK(c.Loss.BurstProb):
 		return bad("Loss.BurstProb", "is %v, want 0..1", c.Loss.BurstProb)
 	case c.Loss.BurstProb > 0 && !(c.Loss.BurstLen >= 1):
-		return bad("Loss.BurstLen", "is %v, want ≥ 1 when Loss.BurstProb > 0", c.Loss.BurstLen)
+		return bad("Loss.BurstLen", "is %v, want ≥ 1 when {Loss.BurstProb} > 0", c.Loss.BurstLen)
 	case !probOK(c.Batch.Prob):
 		return bad("Batch.Prob", "is %v, want 0..1", c.Batch.Prob)
 	case c.Batch.Prob > 0 && c.Batch.Size < 2:
-		return bad("Batch.Size", "is %d, want ≥ 2 when Batch.Prob > 0", c.Batch.Size)
+		return bad("Batch.Size", "is %d, want ≥ 2 when {Batch.Prob} > 0", c.Batch.Size)
 	case c.IndexBits < 0 || c.IndexBits > 64:
 		return bad("IndexBits", "is %d, want 1..64 (0 for 64)", c.IndexBits)
 	}

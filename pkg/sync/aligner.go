@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -110,21 +111,8 @@ var ErrAlignerConfig = errors.New("sync: invalid stream aligner config")
 // stream.
 var ErrNoStream = errors.New("sync: no such stream")
 
-// AlignerConfigError names the bad field of an AlignerConfig.
-type AlignerConfigError struct {
-	Field  string // e.g. "Timeout", "Streams[2].BufferSize"
-	Reason string
-}
-
-func (e *AlignerConfigError) Error() string {
-	return fmt.Sprintf("%v: %s %s", ErrAlignerConfig, e.Field, e.Reason)
-}
-
-// Unwrap returns ErrAlignerConfig.
-func (e *AlignerConfigError) Unwrap() error { return ErrAlignerConfig }
-
 func alignerBad(field, format string, args ...any) error {
-	return &AlignerConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return cfgerr.New(ErrAlignerConfig, field, format, args...)
 }
 
 // Validate checks the configuration and names the first bad field.
@@ -137,9 +125,8 @@ func (c AlignerConfig) Validate() error {
 	}
 	for i, s := range c.Streams {
 		if _, _, err := alignerSize(s, c.Timeout, c.MaxBufferSize); err != nil {
-			var ce *AlignerConfigError
-			if errors.As(err, &ce) {
-				ce.Field = fmt.Sprintf("Streams[%d].%s", i, ce.Field)
+			if ce, ok := cfgerr.As(err); ok {
+				ce.Nest(fmt.Sprintf("Streams[%d].", i))
 			}
 			return err
 		}
@@ -153,7 +140,7 @@ func alignerSize(s StreamConfig, timeout time.Duration, maxBuf int) (size int, p
 	size, period = s.BufferSize, s.Period
 	if size < 0 {
 		if period == 0 {
-			return 0, 0, alignerBad("BufferSize", "is automatic (%d) but Period is 0: give a size, or 0 for a growing buffer", size)
+			return 0, 0, alignerBad("BufferSize", "is automatic (%d) but {Period} is 0: give a size, or 0 for a growing buffer", size)
 		}
 		p := period
 		if p < 0 {
@@ -163,14 +150,14 @@ func alignerSize(s StreamConfig, timeout time.Duration, maxBuf int) (size int, p
 		// in doubles. ns/1e9 is the same double as Rock's µs/1e6 for whole µs.
 		f := 2 * math.Ceil((float64(timeout)/1e9)/(float64(p)/1e9))
 		if f > float64(maxBuf) {
-			return 0, 0, alignerBad("BufferSize", "is automatic: 2·⌈%v/%v⌉ = %.0f is over MaxBufferSize %d", timeout, p, f, maxBuf)
+			return 0, 0, alignerBad("BufferSize", "is automatic: 2·⌈%v/%v⌉ = %.0f is over {MaxBufferSize} %d", timeout, p, f, maxBuf)
 		}
 		size = int(f)
 	} else if period < 0 {
-		return 0, 0, alignerBad("Period", "is %v: a negative period needs an automatic BufferSize (< 0)", period)
+		return 0, 0, alignerBad("Period", "is %v: a negative period needs an automatic {BufferSize} (< 0)", period)
 	}
 	if size > maxBuf {
-		return 0, 0, alignerBad("BufferSize", "is %d, over MaxBufferSize %d", size, maxBuf)
+		return 0, 0, alignerBad("BufferSize", "is %d, over {MaxBufferSize} %d", size, maxBuf)
 	}
 	return size, period, nil
 }

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -226,8 +226,8 @@ func TestAlignerValidate(t *testing.T) {
 		c.mod(&cfg)
 		err := cfg.Validate()
 		require.ErrorIs(t, err, ErrAlignerConfig)
-		var ce *AlignerConfigError
-		require.True(t, errors.As(err, &ce))
+		ce, ok := cfgerr.As(err)
+		require.True(t, ok)
 		require.Equal(t, c.field, ce.Field, err.Error())
 		_, err = NewStreamAligner[int](cfg)
 		require.ErrorIs(t, err, ErrAlignerConfig)

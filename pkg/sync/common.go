@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -87,7 +88,7 @@ func ParsePolicy(s string) (Policy, error) {
 			return Policy(i), nil
 		}
 	}
-	return 0, fmt.Errorf("%w: Policy %q is unknown (want approximate, exact, epsilon or latest)", ErrConfig, s)
+	return 0, cfgerr.New(ErrConfig, "Policy", "%q is unknown (want approximate, exact, epsilon or latest)", s)
 }
 
 // Config configures a synchronizer. Start from DefaultConfig.
@@ -136,7 +137,7 @@ const (
 // Validate reports the first bad field.
 func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) error {
-		return fmt.Errorf("%w: %s %s", ErrConfig, field, fmt.Sprintf(format, args...))
+		return cfgerr.New(ErrConfig, field, format, args...)
 	}
 	switch {
 	case c.Policy < Approximate || c.Policy > Latest:
@@ -150,7 +151,7 @@ func (c Config) Validate() error {
 	case c.MaxInterval < 0:
 		return bad("MaxInterval", "is %v, want ≥ 0 (0: no limit)", c.MaxInterval)
 	case len(c.LowerBounds) != 0 && len(c.LowerBounds) != c.Topics:
-		return bad("LowerBounds", "has %d entries, want one per topic (%d) or none", len(c.LowerBounds), c.Topics)
+		return bad("LowerBounds", "has %d entries, want one per topic ({Topics} %d) or none", len(c.LowerBounds), c.Topics)
 	case c.Epsilon < 0:
 		return bad("Epsilon", "is %v, want ≥ 0", c.Epsilon)
 	case c.Policy == Latest && !(c.RateAlpha > 0 && c.RateAlpha <= 1):

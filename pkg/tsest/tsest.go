@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/internal/hull"
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -69,7 +70,7 @@ var ErrConfig = errors.New("tsest: invalid config")
 // Validate reports the first bad field.
 func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) error {
-		return fmt.Errorf("%w: %s %s", ErrConfig, field, fmt.Sprintf(format, args...))
+		return cfgerr.New(ErrConfig, field, format, args...)
 	}
 	switch {
 	case c.Window <= 0:
@@ -77,7 +78,7 @@ func (c Config) Validate() error {
 	case c.Period < 0:
 		return bad("Period", "is %v, want > 0 (or 0 for unknown)", c.Period)
 	case c.Period > 0 && c.Period >= c.Window:
-		return bad("Period", "(%v) must be shorter than Window (%v)", c.Period, c.Window)
+		return bad("Period", "(%v) must be shorter than {Window} (%v)", c.Period, c.Window)
 	case c.MinLatency < 0:
 		return bad("MinLatency", "is %v, want ≥ 0", c.MinLatency)
 	case c.LossThreshold < 0:

@@ -1,0 +1,400 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	gosync "sync"
+)
+
+// A command's files. The input is read from its file or standard input;
+// every output file is written to a temporary file beside it and renamed
+// over it only when the command succeeds, so a failed or interrupted run
+// never leaves a partial output, and an output can never destroy the input
+// or another output (they are compared as files, not as strings).
+
+// temps is the set of temporary output files of the process, which the
+// signal handler removes before exiting (see main).
+type temps struct {
+	mu     gosync.Mutex
+	paths  map[string]bool
+	closed bool // interrupted: no more renames
+}
+
+func newTemps() *temps { return &temps{paths: map[string]bool{}} }
+
+func (t *temps) add(p string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.paths[p] = true
+}
+
+// commit renames tmp to final unless the process was interrupted.
+func (t *temps) commit(tmp, final string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return context.Canceled
+	}
+	delete(t.paths, tmp)
+	return os.Rename(tmp, final)
+}
+
+func (t *temps) remove(p string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.paths, p)
+	os.Remove(p)
+}
+
+// removeAll removes every temporary file and refuses later commits.
+func (t *temps) removeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	for p := range t.paths {
+		os.Remove(p)
+	}
+	t.paths = map[string]bool{}
+}
+
+// outSpec names an output: its flag ("--out") and the path the user gave
+// ("" or "-" for standard output).
+type outSpec struct {
+	flag, path string
+}
+
+// outFile is an open output.
+type outFile struct {
+	spec  outSpec
+	w     io.Writer
+	f     *os.File // nil for standard output
+	tmp   string   // temporary file renamed to final on commit ("" when written in place)
+	final string
+	mode  fs.FileMode
+}
+
+// files are a command's input and outputs.
+type files struct {
+	e       *env
+	in      io.Reader
+	name    string // the input's name, for messages
+	closeIn func()
+	outs    []*outFile
+}
+
+// fileID is what makes two paths the same file.
+type fileID struct {
+	info fs.FileInfo // of an existing file
+	abs  string      // the cleaned absolute path, symlinks resolved where they exist
+}
+
+func (a fileID) same(b fileID) bool {
+	if a.info != nil && b.info != nil {
+		return os.SameFile(a.info, b.info)
+	}
+	return a.abs != "" && a.abs == b.abs
+}
+
+// idOf identifies path; a path that does not exist yet is identified by
+// its resolved absolute name.
+func idOf(path string) fileID {
+	var id fileID
+	if fi, err := os.Stat(path); err == nil {
+		id.info = fi
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return id
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	} else if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		abs = filepath.Join(d, filepath.Base(abs))
+	}
+	id.abs = abs
+	return id
+}
+
+func isStdio(path string) bool { return path == "" || path == "-" }
+
+// openFiles opens the command's input (its one positional argument, or
+// standard input) and creates its outputs; outputs with an empty path that
+// are not the first are skipped (an optional output not asked for). Call
+// commit on success; abort (deferred) removes what commit did not keep.
+func openFiles(e *env, fset *flag.FlagSet, outs ...outSpec) (*files, error) {
+	f := &files{e: e, closeIn: func() {}}
+	var inID fileID
+	haveIn := false
+	switch fset.NArg() {
+	case 0:
+	case 1:
+		if fset.Arg(0) != "-" {
+			p := fset.Arg(0)
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				return nil, fmt.Errorf("%s is a directory, not a CSV file", p)
+			}
+			file, err := os.Open(p)
+			if err != nil {
+				return nil, err
+			}
+			f.in, f.name, f.closeIn = &ctxReader{ctx: e.ctx, r: file}, p, gosync.OnceFunc(func() { file.Close() })
+			inID, haveIn = idOf(p), true
+		}
+	default:
+		return nil, usagef("want at most one input file, got %d arguments: %s", fset.NArg(), cut(fmt.Sprintf("%q", fset.Args())))
+	}
+	if f.in == nil {
+		f.in, f.name = &ctxReader{ctx: e.ctx, r: e.stdin}, "stdin"
+		if e.stdinStat != nil {
+			if fi := e.stdinStat(); fi != nil && fi.Mode().IsRegular() {
+				inID, haveIn = fileID{info: fi}, true
+			}
+		}
+		if e.stdinIsTerminal {
+			fmt.Fprintf(e.stderr, "timealign: reading CSV from the terminal (standard input); end it with Ctrl-D, or give an input file\n")
+		}
+	}
+	if err := f.create(outs, inID, haveIn); err != nil {
+		f.closeIn()
+		return nil, err
+	}
+	return f, nil
+}
+
+// openOutputs creates the outputs of a command without input (simulate,
+// demo).
+func openOutputs(e *env, outs ...outSpec) (*files, error) {
+	f := &files{e: e, closeIn: func() {}}
+	if err := f.create(outs, fileID{}, false); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *files) create(outs []outSpec, inID fileID, haveIn bool) error {
+	if err := checkOutputs(outs, inID, haveIn, f.name); err != nil {
+		return err
+	}
+	for i, o := range outs {
+		if i > 0 && o.path == "" {
+			f.outs = append(f.outs, nil)
+			continue
+		}
+		of, err := createOutput(f.e, o)
+		if err != nil {
+			f.abort()
+			return err
+		}
+		f.outs = append(f.outs, of)
+	}
+	return nil
+}
+
+// checkOutputs refuses an output that is the input or another output.
+func checkOutputs(outs []outSpec, in fileID, haveIn bool, inName string) error {
+	ids := make([]fileID, len(outs))
+	stdout := ""
+	for i, o := range outs {
+		if i > 0 && o.path == "" {
+			continue
+		}
+		if isStdio(o.path) {
+			if stdout != "" {
+				return usagef("%s and %s both write to standard output; name a file for one of them", stdout, o.flag)
+			}
+			stdout = o.flag
+			continue
+		}
+		ids[i] = idOf(o.path)
+		if fi, err := os.Stat(o.path); err == nil && fi.IsDir() {
+			return usagef("%s %s is a directory", o.flag, o.path)
+		}
+		if haveIn && in.same(ids[i]) {
+			return usagef("%s %s is the input file %s: writing it would destroy the input; write to another file", o.flag, o.path, inName)
+		}
+		for j := range i {
+			if isStdio(outs[j].path) || outs[j].path == "" {
+				continue
+			}
+			if ids[j].same(ids[i]) {
+				return usagef("%s and %s name the same file (%s); give each its own file", outs[j].flag, o.flag, o.path)
+			}
+		}
+	}
+	return nil
+}
+
+// createOutput opens an output: standard output, a device or pipe written
+// in place (renaming over /dev/null would replace the device), or a
+// temporary file beside the target (beside a symlink's target, so the link
+// stays a link).
+func createOutput(e *env, o outSpec) (*outFile, error) {
+	if isStdio(o.path) {
+		return &outFile{spec: o, w: e.stdout}, nil
+	}
+	target := o.path
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(o.path); err == nil {
+		if !fi.Mode().IsRegular() {
+			f, err := os.OpenFile(o.path, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", o.flag, err)
+			}
+			return &outFile{spec: o, w: &ctxWriter{ctx: e.ctx, w: f}, f: f}, nil
+		}
+		mode = fi.Mode().Perm()
+		if r, err := filepath.EvalSymlinks(o.path); err == nil {
+			target = r
+		}
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot write %s: %w", o.flag, o.path, unwrapPath(err))
+	}
+	e.temps.add(f.Name())
+	return &outFile{spec: o, w: &ctxWriter{ctx: e.ctx, w: f}, f: f, tmp: f.Name(), final: target, mode: mode}, nil
+}
+
+// unwrapPath drops the temporary file's name from an *fs.PathError.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// out returns the writer of output i (io.Discard for an output not asked for).
+func (f *files) out(i int) io.Writer {
+	if f.outs[i] == nil {
+		return io.Discard
+	}
+	return f.outs[i].w
+}
+
+// asked reports whether output i was asked for.
+func (f *files) asked(i int) bool { return f.outs[i] != nil }
+
+// commit closes the input and every output, and renames each temporary file
+// over its target. It is an error if the run was interrupted.
+func (f *files) commit() error {
+	f.closeIn()
+	var err error
+	for _, o := range f.outs {
+		if o == nil || o.f == nil {
+			continue
+		}
+		if o.tmp != "" {
+			err = errors.Join(err, o.f.Chmod(o.mode))
+		}
+		if cerr := o.f.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("%s: writing %s: %w", o.spec.flag, o.spec.path, unwrapPath(cerr)))
+		}
+	}
+	if err == nil {
+		err = f.e.ctx.Err()
+	}
+	if err != nil {
+		f.abort()
+		return err
+	}
+	for _, o := range f.outs {
+		if o == nil || o.tmp == "" {
+			continue
+		}
+		if rerr := f.e.temps.commit(o.tmp, o.final); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("%s: %w", o.spec.flag, rerr))
+		}
+		o.tmp = ""
+	}
+	return err
+}
+
+// abort closes everything and removes every temporary file not committed.
+func (f *files) abort() {
+	f.closeIn()
+	for _, o := range f.outs {
+		if o == nil || o.f == nil {
+			continue
+		}
+		o.f.Close()
+		if o.tmp != "" {
+			f.e.temps.remove(o.tmp)
+			o.tmp = ""
+		}
+	}
+}
+
+// ctxReader and ctxWriter end a command promptly once its context is done
+// (SIGINT, SIGTERM): every read and write checks it, so no loop over rows
+// needs to.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c *ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// twoPass lets a command read its input twice (a first pass learns what
+// the flags left open, say the number of topics): a file is reopened, and
+// standard input is first copied to a temporary file, so memory stays
+// bounded. pass runs once per pass with the input from its start.
+func (f *files) twoPass(first, second func(in io.Reader) error) error {
+	var src *os.File
+	if cr, ok := f.in.(*ctxReader); ok {
+		if file, ok := cr.r.(*os.File); ok && f.name != "stdin" {
+			if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
+				src = file
+			}
+		}
+	}
+	if src == nil {
+		tmp, err := os.CreateTemp("", "timealign-stdin-*.csv")
+		if err != nil {
+			return fmt.Errorf("cannot buffer standard input: %w", err)
+		}
+		f.e.temps.add(tmp.Name())
+		defer f.e.temps.remove(tmp.Name())
+		defer tmp.Close()
+		if _, err := io.Copy(tmp, f.in); err != nil {
+			return fmt.Errorf("reading %s: %w", f.name, err)
+		}
+		src = tmp
+	}
+	for i, pass := range []func(io.Reader) error{first, second} {
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("%s cannot be read twice (pass %d): %w", f.name, i+1, err)
+		}
+		if err := pass(&ctxReader{ctx: f.e.ctx, r: src}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
