@@ -12,9 +12,12 @@ import (
 const demoDoc = `
 A tour of timealign on simulated sensors with known ground truth; no ROS 2
 needed. Each section shows one problem of sensor stamps and what the package
-does about it. Errors are estimate minus true acquisition time: bias is the
-constant part (a latency), std the jitter left, worst the largest error.
-Every run prints the same numbers (fixed seeds).`
+does about it. Every run prints the same numbers (fixed seeds).`
+
+// demoMetrics defines, once, the figures every section shows.
+const demoMetrics = `Errors are a stamp minus the true acquisition time. bias is their mean (a
+constant latency), std their standard deviation (the jitter left), spread the
+largest |error − bias| (the farthest single stamp from the bias).`
 
 // demoSection is one part of the tour.
 type demoSection struct {
@@ -42,6 +45,8 @@ func runDemo(e *env, args []string) error {
 		return usagef("demo takes no arguments, got %q", fs.Args())
 	}
 	fmt.Fprintln(e.stdout, "timealign demo — trustworthy time for robots (simulated sensors, fixed seeds)")
+	fmt.Fprintln(e.stdout)
+	fmt.Fprintln(e.stdout, demoMetrics)
 	for i, s := range demoSections() {
 		if err := e.ctx.Err(); err != nil {
 			return err
@@ -59,7 +64,7 @@ func demoProblem(w io.Writer) error {
 	fmt.Fprintln(w, "Drivers stamp a sample when the OS hands it to them: the stamp is late by the")
 	fmt.Fprintln(w, "transport latency, scattered by scheduler jitter; device clocks drift and wrap.")
 	fmt.Fprintln(w)
-	tb := newTable("sensor", "rate", "samples", "lost", "bias µs", "std µs", "worst µs")
+	tb := newTable("sensor", "rate", "samples", "lost", "bias µs", "std µs", "spread µs")
 	var imu []sim.Sample
 	for _, name := range []string{"imu", "camera", "lidar", "autopilot", "bursty"} {
 		p, err := sim.LookupPreset(name)
@@ -79,7 +84,7 @@ func demoProblem(w io.Writer) error {
 		sc := sim.ScoreErrors(errs)
 		tb.row(name, fmt.Sprintf("%.0f Hz", float64(time.Second)/float64(cfg.Period)),
 			fmt.Sprint(len(s)), fmt.Sprint(len(s)-len(errs)),
-			sim.Micros(sc.Bias), sim.Micros(sc.Std), sim.Micros(sc.Max))
+			sim.Micros(sc.Bias), sim.Micros(sc.Std), sim.Micros(sc.Spread))
 	}
 	tb.write(w)
 	fmt.Fprintln(w)

@@ -28,10 +28,20 @@ type temps struct {
 
 func newTemps() *temps { return &temps{paths: map[string]bool{}} }
 
-func (t *temps) add(p string) {
+// create makes a temporary file (os.CreateTemp) and records it, under the
+// lock, so that none is created after removeAll.
+func (t *temps) create(dir, pattern string) (*os.File, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.paths[p] = true
+	if t.closed {
+		return nil, context.Canceled
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	t.paths[f.Name()] = true
+	return f, nil
 }
 
 // commit renames tmp to final unless the process was interrupted.
@@ -112,13 +122,32 @@ func idOf(path string) fileID {
 	if err != nil {
 		return id
 	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	} else if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		abs = filepath.Join(d, filepath.Base(abs))
-	}
-	id.abs = abs
+	id.abs = resolve(abs)
 	return id
+}
+
+// resolve follows the symlinks of an absolute path, also a dangling last
+// one (a link to an output not written yet), up to 40 links as the kernel.
+func resolve(abs string) string {
+	for range 40 {
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r
+		}
+		dir, base := filepath.Split(abs)
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = d
+		}
+		abs = filepath.Join(dir, base)
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return abs // a plain name that does not exist yet
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		abs = filepath.Clean(target)
+	}
+	return abs
 }
 
 func isStdio(path string) bool { return path == "" || path == "-" }
@@ -249,19 +278,18 @@ func createOutput(e *env, o outSpec) (*outFile, error) {
 			return &outFile{spec: o, w: &ctxWriter{ctx: e.ctx, w: f}, f: f}, nil
 		}
 		mode = fi.Mode().Perm()
-		if r, err := filepath.EvalSymlinks(o.path); err == nil {
-			target = r
-		}
+	}
+	if abs, err := filepath.Abs(o.path); err == nil {
+		target = resolve(abs)
 	}
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := e.temps.create(dir, "."+base+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot write %s: %w", o.flag, o.path, unwrapPath(err))
 	}
-	e.temps.add(f.Name())
 	return &outFile{spec: o, w: &ctxWriter{ctx: e.ctx, w: f}, f: f, tmp: f.Name(), final: target, mode: mode}, nil
 }
 
@@ -376,11 +404,10 @@ func (f *files) twoPass(first, second func(in io.Reader) error) error {
 		}
 	}
 	if src == nil {
-		tmp, err := os.CreateTemp("", "timealign-stdin-*.csv")
+		tmp, err := f.e.temps.create("", "timealign-stdin-*.csv")
 		if err != nil {
 			return fmt.Errorf("cannot buffer standard input: %w", err)
 		}
-		f.e.temps.add(tmp.Name())
 		defer f.e.temps.remove(tmp.Name())
 		defer tmp.Close()
 		if _, err := io.Copy(tmp, f.in); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -115,6 +116,11 @@ func TestDemo(t *testing.T) {
 		require.Contains(t, out, s.title)
 	}
 	require.Contains(t, out, "imu")
+	for i, line := range strings.Split(out, "\n") {
+		require.LessOrEqual(t, utf8.RuneCountInString(line), 100, "line %d is wider than 100 columns: %q", i+1, line)
+	}
+	require.NotContains(t, out, "worst", "one name per metric: spread")
+	require.NotContains(t, out, "shared/")
 }
 
 func TestVersion(t *testing.T) {

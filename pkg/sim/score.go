@@ -58,6 +58,33 @@ func ScoreStamps(est, truth []stamp.Time, ok []bool, skip int) Score {
 	return ScoreErrors(errs)
 }
 
+// PoolScores combines the scores of independent runs: N summed, Bias the
+// mean of the runs' biases weighted by N, Std and RMS the root mean square
+// of the runs' (weighted by N), Spread and Max the largest. Each run keeps
+// its own bias, so the pooled Std is the jitter within runs, not the
+// difference of their latencies.
+func PoolScores(runs []Score) Score {
+	var p Score
+	var bias, std2, rms2 float64
+	for _, r := range runs {
+		if r.N == 0 {
+			continue
+		}
+		n := float64(r.N)
+		p.N += r.N
+		bias += n * float64(r.Bias)
+		std2 += n * float64(r.Std) * float64(r.Std)
+		rms2 += n * float64(r.RMS) * float64(r.RMS)
+		p.Spread, p.Max = max(p.Spread, r.Spread), max(p.Max, r.Max)
+	}
+	if p.N == 0 {
+		return Score{}
+	}
+	n := float64(p.N)
+	p.Bias, p.Std, p.RMS = dur(bias/n), dur(math.Sqrt(std2/n)), dur(math.Sqrt(rms2/n))
+	return p
+}
+
 func dur(ns float64) time.Duration { return time.Duration(math.Round(ns)) }
 
 // Micros formats d in microseconds with one decimal, for reports.
