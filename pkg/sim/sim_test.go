@@ -399,6 +399,9 @@ func FuzzGenerate(f *testing.F) {
 			return
 		}
 		checkInvariants(t, c, s)
+		d, err := NewDelivery(c)
+		require.NoError(t, err)
+		requireSame(t, Delivered(s), collect(d.Next), "Delivery and Delivered")
 	})
 }
 
