@@ -23,7 +23,29 @@
 // random numbers come from PCG generators, one per concern, so changing the
 // loss model does not change the latencies drawn.
 //
-// Generate costs O(Count) time and memory.
+// # Runs and streams
+//
+// A run's length is a Count of samples or a Duration of true time. Three
+// streams yield a run without holding it, so it may be arbitrarily long:
+//
+//   - [Generator]: every sample in acquisition order, lost ones included.
+//     O(1) time a sample and constant memory: a batch's samples are all
+//     received when its last one arrives, so when a batch starts the
+//     generator runs a copy of itself ahead to that sample, simulating the
+//     batch's samples twice instead of holding them.
+//   - [Delivery]: the delivered samples in arrival order, acquisition order
+//     among equal arrivals. With in-order transport arrivals never go back
+//     and nothing is held; with Reorder a sample is held until the true
+//     time of the next acquisition reaches its arrival (nothing arrives
+//     before it is acquired), in a binary heap: memory O(m) and O(log m)
+//     time a sample for m samples in flight, about (slowest latency)/Period.
+//   - [MergedDelivery]: several runs by arrival, ties to the lower topic,
+//     then acquisition order; O(k) time a sample for k runs.
+//
+// [Generate], [Delivered] and [Merge] are their slice forms: the streams
+// yield exactly what they return, sample for sample. Generate costs O(n)
+// time and memory for n samples, at most MaxCount. In steady state no
+// stream allocates.
 package sim
 
 import (
@@ -153,9 +175,18 @@ type Config struct {
 	// Start is the true time of the first sample. It defaults to
 	// 1_700_000_000 s after the epoch (November 2023).
 	Start stamp.Time
-	// Count is the number of samples acquired, lost ones included, at most
-	// MaxCount. It defaults to 1000.
+	// Count is the number of samples acquired, lost ones included. It
+	// defaults to 1000. A run's length is set by exactly one of Count and
+	// Duration: set Count to 0 to run for a Duration. [Generate] holds at
+	// most MaxCount samples; the streams ([NewGenerator]) any run of at
+	// most MaxStreamCount.
 	Count int
+	// Duration is the run's length in true time, the alternative to Count:
+	// samples are acquired while their true time since Start (rounded to
+	// the nanosecond, host clock steps not counted) is below Duration. The
+	// first sample is at Start; without skew there are ceil(Duration /
+	// Period) samples. It defaults to 0 (Count sets the length).
+	Duration time.Duration
 	// Period is the sampling period in device time. It defaults to 10 ms.
 	Period    time.Duration
 	Clock     Clock
@@ -168,9 +199,17 @@ type Config struct {
 	IndexBits int
 }
 
-// MaxCount bounds Config.Count so a simulation's memory stays bounded
-// (about 100 bytes a sample).
+// MaxCount bounds the run that [Generate] returns as a slice, so that its
+// memory stays bounded (80 bytes a sample). The streams ([NewGenerator],
+// [NewDelivery], [NewMergedDelivery]) do not hold the run and have no such
+// limit.
 const MaxCount = 20_000_000
+
+// MaxStreamCount bounds the samples of any run (Count, or Duration over the
+// shortest true period): true time accumulates in float64 nanoseconds, which
+// must still resolve a fraction of a period at the end of the run
+// (2^-52·2^40 = 1/4096).
+const MaxStreamCount int64 = 1 << 40
 
 // DefaultStart is the default true time of the first sample.
 const DefaultStart = stamp.Time(1_700_000_000 * int64(time.Second))
@@ -201,8 +240,14 @@ func probOK(p float64) bool { return p >= 0 && p <= 1 }
 // Validate reports the first bad field of c.
 func (c Config) Validate() error {
 	switch {
-	case c.Count <= 0 || c.Count > MaxCount:
-		return bad("Count", "is %d, want 1..%d", c.Count, MaxCount)
+	case c.Count < 0:
+		return bad("Count", "is %d, want > 0 (or 0 to run for a Duration)", c.Count)
+	case c.Duration < 0:
+		return bad("Duration", "is %v, want > 0 (or 0 to run for Count samples)", c.Duration)
+	case c.Count == 0 && c.Duration == 0:
+		return bad("Count", "is 0 and so is Duration: set one of them (the run's length)")
+	case c.Count > 0 && c.Duration > 0:
+		return bad("Count", "is %d and Duration is %v: set exactly one of them (the run's length; Count 0 to run for a Duration)", c.Count, c.Duration)
 	case c.Period <= 0:
 		return bad("Period", "is %v, want > 0", c.Period)
 	case c.Clock.TickPeriod <= 0:
@@ -247,12 +292,53 @@ func (c Config) Validate() error {
 			return bad(fmt.Sprintf("HostSteps[%d].At", i), "is %v, want positive and increasing", s.At)
 		}
 	}
-	// The last stamp must stay far from int64 overflow.
-	span := float64(c.Period) * float64(c.Count) * 2
-	if span > float64(stamp.Max-c.Start)/2 || float64(c.Start) < float64(stamp.Min)/2 {
+	return c.validateRun()
+}
+
+// validateRun checks what depends on the run's length: its sample count,
+// the device clock's rate throughout, and the range of its stamps. It
+// follows the field checks (Period > 0, |SkewPPM| < 1e5).
+func (c Config) validateRun() error {
+	// end bounds the true time of the last sample, and n the samples: the
+	// rate stays within (0.9, 1.1) (checked below, for times up to end), so
+	// a Count run takes at most Count·Period/0.9, and a Duration run at most
+	// Duration·1.1/Period + 1 samples.
+	field, n, end := "Count", float64(c.Count), float64(c.Count)*float64(c.Period)/0.9
+	nominal := float64(c.Count) * float64(c.Period)
+	if c.Duration > 0 {
+		field, end, nominal = "Duration", float64(c.Duration), float64(c.Duration)
+		n = end*1.1/float64(c.Period) + 1
+	}
+	if n > float64(MaxStreamCount) {
+		return bad(field, "of about %.3g samples of %v is too long, want at most MaxStreamCount (2^40) samples", n, c.Period)
+	}
+	// The skew is linear in time: if it is in range at both ends, it is
+	// throughout, and true time advances by at least Period/1.1 a sample.
+	if skew := c.Clock.SkewPPM + c.Clock.DriftPPMPerHour*end/float64(time.Hour); !(math.Abs(skew) < 1e5) {
+		return bad("Clock.DriftPPMPerHour", "is %v: the skew reaches %.0f ppm within the run, want |skew| < 100000 throughout", c.Clock.DriftPPMPerHour, skew)
+	}
+	// The last stamp must stay far from int64 overflow: twice the run's
+	// nominal length fits in half the room after Start.
+	if span := nominal * 2; span > (float64(stamp.Max)-float64(c.Start))/2 || float64(c.Start) < float64(stamp.Min)/2 {
+		if c.Duration > 0 {
+			return bad("Start", "%v with a run of %v overflows int64 nanoseconds", c.Start, c.Duration)
+		}
 		return bad("Start", "%v with %d samples of %v overflows int64 nanoseconds", c.Start, c.Count, c.Period)
 	}
 	return nil
+}
+
+// rateAt is the device clock's rate (device time per true time) at true
+// time t ns after Start.
+func (c *Config) rateAt(t float64) float64 {
+	return 1 + (c.Clock.SkewPPM+c.Clock.DriftPPMPerHour*t/float64(time.Hour))*1e-6
+}
+
+// durationCount bounds the samples of a valid Duration run.
+func (c *Config) durationCount() (lo, hi float64) {
+	r0, r1 := c.rateAt(0), c.rateAt(float64(c.Duration))
+	per := float64(c.Duration) / float64(c.Period)
+	return math.Floor(per * min(r0, r1)), math.Ceil(per*max(r0, r1)) + 1
 }
 
 // Sample is one simulated sample with its ground truth.
@@ -291,15 +377,15 @@ const (
 	rngBatch
 )
 
-type rng struct{ r *rand.Rand }
-
-func newRNG(seed uint64, concern uint64) rng {
-	return rng{rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15*concern))}
+// newRNG returns the PCG stream of one concern. It is a value, so that a
+// copy of the generator's state (the batch look-ahead) copies it too.
+func newRNG(seed uint64, concern uint64) rand.PCG {
+	return *rand.NewPCG(seed, 0x9e3779b97f4a7c15*concern)
 }
 
-// float returns a uniform float64 in [0, 1) built from the top 53 bits, so
-// it is the same on every machine.
-func (g rng) float() float64 { return float64(g.r.Uint64()>>11) * 0x1p-53 }
+// uniform returns a uniform float64 in [0, 1) built from the top 53 bits
+// of the next draw of g, so it is the same on every machine.
+func uniform(g *rand.PCG) float64 { return float64(g.Uint64()>>11) * 0x1p-53 }
 
 func wrap(v uint64, bits int) uint64 {
 	if bits == 0 || bits >= 64 {
@@ -308,99 +394,43 @@ func wrap(v uint64, bits int) uint64 {
 	return v & (1<<uint(bits) - 1)
 }
 
+// roundDur rounds ns to a Duration, saturating at the extreme durations (a
+// Pareto tail can be infinite) instead of the undefined conversion.
+func roundDur(ns float64) time.Duration {
+	r := math.Round(ns)
+	switch {
+	case !(r < 0x1p63): // too large, or NaN
+		return time.Duration(math.MaxInt64)
+	case r < -0x1p63:
+		return time.Duration(math.MinInt64)
+	}
+	return time.Duration(r)
+}
+
 // Generate simulates cfg and returns every sample in acquisition order,
-// lost ones included.
+// lost ones included: what a [Generator] yields, in a slice of at most
+// MaxCount samples. Stream longer runs with [NewGenerator].
 func Generate(cfg Config) ([]Sample, error) {
-	if err := cfg.Validate(); err != nil {
+	g, err := NewGenerator(cfg)
+	if err != nil {
 		return nil, err
 	}
-	lat := newRNG(cfg.Seed, rngLatency)
-	out := newRNG(cfg.Seed, rngOutlier)
-	loss := newRNG(cfg.Seed, rngLoss)
-	batch := newRNG(cfg.Seed, rngBatch)
-	shape := cfg.Latency.Shape
-	if shape == 0 {
-		shape = 1.5
+	n := cfg.Count
+	if cfg.Duration > 0 {
+		lo, hi := cfg.durationCount()
+		if lo > MaxCount {
+			return nil, bad("Duration", "%v of %v samples is at least %.0f samples, more than MaxCount (%d) for Generate: stream the run with NewGenerator", cfg.Duration, cfg.Period, lo, MaxCount)
+		}
+		n = int(min(hi, MaxCount))
+	} else if n > MaxCount {
+		return nil, bad("Count", "is %d, more than MaxCount (%d) for Generate: stream the run with NewGenerator", n, MaxCount)
 	}
-
-	samples := make([]Sample, cfg.Count)
-	var (
-		elapsed  float64 // true ns since Start, of the current sample
-		device   = float64(cfg.Clock.Offset)
-		index    uint64
-		boot     int
-		inBurst  bool
-		lastRecv = math.Inf(-1) // true ns since Start of the last delivery
-	)
-	period := float64(cfg.Period)
-	for i := range samples {
-		rate := 1 + (cfg.Clock.SkewPPM+cfg.Clock.DriftPPMPerHour*elapsed/float64(time.Hour))*1e-6
-		if i > 0 {
-			elapsed += period / rate
-			device += period
-			index++
+	samples := make([]Sample, 0, n)
+	for s, ok := g.Next(); ok; s, ok = g.Next() {
+		if len(samples) == MaxCount {
+			return nil, bad("Duration", "%v of %v is more than MaxCount (%d) samples for Generate: stream the run with NewGenerator", cfg.Duration, cfg.Period, MaxCount)
 		}
-		for boot < len(cfg.Clock.Reboots) && elapsed >= float64(cfg.Clock.Reboots[boot]) {
-			// The device restarts; its clock counts from the reboot.
-			device = (elapsed - float64(cfg.Clock.Reboots[boot])) * rate
-			index = 0
-			boot++
-		}
-		s := &samples[i]
-		s.Seq = i
-		s.Boot = boot
-		s.Index = wrap(index, cfg.IndexBits)
-		s.Device = time.Duration(math.Round(device))
-		s.Ticks = wrap(uint64(device/float64(cfg.Clock.TickPeriod)), cfg.Clock.TickBits)
-		sendDev := device + float64(cfg.Clock.SendDelay)*rate
-		s.SendTicks = wrap(uint64(sendDev/float64(cfg.Clock.TickPeriod)), cfg.Clock.TickBits)
-		s.True = cfg.Start.Add(time.Duration(math.Round(elapsed)) + hostOffset(cfg.HostSteps, elapsed))
-
-		// Latency draws happen for every sample, lost or not, so that the
-		// loss model does not shift the latencies of the others.
-		d := float64(cfg.Latency.Base)
-		u := lat.float()
-		switch cfg.Latency.Kind {
-		case Uniform:
-			d += u * float64(cfg.Latency.Scale)
-		case Exponential:
-			d += -math.Log1p(-u) * float64(cfg.Latency.Scale)
-		case Pareto:
-			d += (math.Pow(1-u, -1/shape) - 1) * float64(cfg.Latency.Scale)
-		}
-		if o := out.float(); o < cfg.Latency.OutlierProb {
-			d += (1 - out.float()) * float64(cfg.Latency.OutlierMax)
-		} else {
-			out.float()
-		}
-		if d < float64(cfg.Clock.SendDelay) {
-			d = float64(cfg.Clock.SendDelay) // nothing arrives before it is sent
-		}
-
-		if inBurst {
-			s.Lost = true
-			if loss.float() < 1/cfg.Loss.BurstLen {
-				inBurst = false
-			}
-		} else {
-			s.Lost = loss.float() < cfg.Loss.Prob
-			if cfg.Loss.BurstProb > 0 && loss.float() < cfg.Loss.BurstProb {
-				inBurst = true
-			}
-		}
-		if s.Lost {
-			continue
-		}
-		recv := elapsed + d
-		if !cfg.Latency.Reorder && recv < lastRecv {
-			recv = lastRecv // held up behind the previous sample
-		}
-		lastRecv = max(lastRecv, recv)
-		s.Arrival = cfg.Start.Add(time.Duration(math.Round(recv)))
-		s.Receive = s.Arrival.Add(hostOffset(cfg.HostSteps, recv))
-	}
-	if cfg.Batch.Prob > 0 {
-		applyBatches(samples, cfg.Batch, batch, cfg.Start, cfg.HostSteps)
+		samples = append(samples, s)
 	}
 	return samples, nil
 }
@@ -414,35 +444,6 @@ func hostOffset(steps []Step, t float64) time.Duration {
 		}
 	}
 	return off
-}
-
-// applyBatches holds back runs of delivered samples and releases them
-// together with the run's latest.
-func applyBatches(samples []Sample, b Batch, g rng, start stamp.Time, steps []Step) {
-	// The batch is released when its last sample arrives; the receive
-	// stamp is the host clock at that moment.
-	delivered := make([]int, 0, len(samples))
-	for i := range samples {
-		if !samples[i].Lost {
-			delivered = append(delivered, i)
-		}
-	}
-	for k := 0; k < len(delivered); k++ {
-		if g.float() >= b.Prob {
-			continue
-		}
-		end := min(k+b.Size, len(delivered))
-		latest := samples[delivered[k]].Arrival
-		for _, j := range delivered[k:end] {
-			latest = max(latest, samples[j].Arrival)
-		}
-		recv := latest.Add(hostOffset(steps, float64(latest.Sub(start))))
-		for _, j := range delivered[k:end] {
-			samples[j].Arrival = latest
-			samples[j].Receive = recv
-		}
-		k = end - 1
-	}
 }
 
 // Delivered returns the samples that were not lost, in the order they
@@ -460,7 +461,7 @@ func Delivered(samples []Sample) []Sample {
 
 // Tagged is a delivered sample of one of several streams.
 type Tagged struct {
-	Topic int // index of the stream in the arguments of Merge
+	Topic int // index of the stream in the arguments of Merge or NewMergedDelivery
 	Sample
 }
 

@@ -295,7 +295,15 @@ func TestValidate(t *testing.T) {
 		edit  func(*Config)
 	}{
 		{"Count", func(c *Config) { c.Count = 0 }},
-		{"Count", func(c *Config) { c.Count = MaxCount + 1 }},
+		{"Count", func(c *Config) { c.Count = -1 }},
+		{"Count", func(c *Config) { c.Duration = time.Second }},
+		{"Duration", func(c *Config) { c.Count, c.Duration = 0, -time.Second }},
+		{"Count", func(c *Config) { c.Count = int(MaxStreamCount) + 1 }},
+		{"Duration", func(c *Config) { c.Count, c.Period, c.Duration = 0, time.Nanosecond, 1<<42 }},
+		{"Clock.DriftPPMPerHour", func(c *Config) { c.Count, c.Duration, c.Clock.DriftPPMPerHour = 0, 24*time.Hour, 5000 }},
+		{"Clock.DriftPPMPerHour", func(c *Config) { c.Count, c.Clock.DriftPPMPerHour = 100_000_000, -1000 }},
+		{"Start", func(c *Config) { c.Count, c.Duration, c.Start = 0, 100*365*24*time.Hour, stamp.Max/2 }},
+		{"Start", func(c *Config) { c.Start = stamp.Min/2 - stamp.Time(time.Second) }},
 		{"Period", func(c *Config) { c.Period = -time.Millisecond }},
 		{"Clock.TickPeriod", func(c *Config) { c.Clock.TickPeriod = 0 }},
 		{"Clock.TickBits", func(c *Config) { c.Clock.TickBits = 65 }},
@@ -321,6 +329,45 @@ func TestValidate(t *testing.T) {
 			require.ErrorIs(t, err, ErrConfig)
 		})
 	}
+}
+
+// TestGenerateLimit: MaxCount bounds the slice of Generate only; the
+// streams take the same config.
+func TestGenerateLimit(t *testing.T) {
+	for _, c := range []Config{
+		func() Config { c := DefaultConfig(); c.Count = MaxCount + 1; return c }(),
+		func() Config {
+			c := DefaultConfig()
+			c.Count, c.Duration = 0, time.Duration(MaxCount+10)*c.Period
+			return c
+		}(),
+	} {
+		require.NoError(t, c.Validate())
+		_, err := Generate(c)
+		require.ErrorIs(t, err, ErrConfig)
+		require.ErrorContains(t, err, "MaxCount")
+		g, err := NewGenerator(c)
+		require.NoError(t, err)
+		_, ok := g.Next()
+		require.True(t, ok)
+	}
+	// A run of exactly MaxCount samples fits, however it is given (checked
+	// without generating it: the bounds of a Duration run).
+	c := DefaultConfig()
+	c.Count, c.Duration = 0, MaxCount*c.Period
+	lo, hi := c.durationCount()
+	require.Equal(t, float64(MaxCount), lo)
+	require.GreaterOrEqual(t, hi, float64(MaxCount))
+}
+
+// TestNegativeStart: a run may start before the epoch of its clock.
+func TestNegativeStart(t *testing.T) {
+	c := DefaultConfig()
+	c.Start = -stamp.Time(time.Hour)
+	s, err := Generate(c)
+	require.NoError(t, err)
+	require.Equal(t, c.Start, s[0].True)
+	checkInvariants(t, c, s)
 }
 
 func TestScore(t *testing.T) {
@@ -352,6 +399,9 @@ func FuzzGenerate(f *testing.F) {
 			return
 		}
 		checkInvariants(t, c, s)
+		d, err := NewDelivery(c)
+		require.NoError(t, err)
+		requireSame(t, Delivered(s), collect(d.Next), "Delivery and Delivered")
 	})
 }
 
