@@ -48,7 +48,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"simulate", "--preset", "radar"}, `unknown preset "radar"`},
 		{[]string{"simulate", "--period", "fast"}, `invalid value "fast" for flag -period`},
 		{[]string{"simulate", "--host-step", "10s"}, "is not AT:BY"},
-		{[]string{"simulate", "--count", "0"}, "Count is 0"},
+		{[]string{"simulate", "--count", "0"}, "--count is 0 and so is --duration"},
+		{[]string{"simulate", "--count", "5", "--duration", "1s"}, "give --count or --duration, not both"},
+		{[]string{"simulate", "--loss", "1.5"}, "--loss is 1.5, want 0..1"},
+		{[]string{"simulate", "--period", "-1s"}, "--period is -1s, want > 0"},
+		{[]string{"simulate", "--format", "pll", "--index"}, "--index is not used by --format pll (it applies to --format estimate)"},
 		{[]string{"simulate", "extra.csv"}, "takes no input file"},
 		{[]string{"demo", "x"}, "takes no arguments"},
 	} {

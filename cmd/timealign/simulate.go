@@ -32,6 +32,26 @@ per message.
 Presets (--preset, or --streams for sync and align):
 `
 
+// simulateFormatFlags lists the flags that only some formats use.
+var simulateFormatFlags = map[string][]string{
+	"preset":          {"estimate", "pll", "samples"},
+	"streams":         {"sync", "align"},
+	"stamp":           {"sync", "align"},
+	"index":           {"estimate"},
+	"announce-loss":   {"estimate"},
+	"reference-every": {"estimate"},
+}
+
+// simulateFlagNames names the flags of sim.Config's fields in messages.
+var simulateFlagNames = map[string]string{
+	"Latency.Base": "latency", "Latency.Kind": "jitter", "Latency.Scale": "jitter-scale", "Latency.Shape": "jitter-shape",
+	"Latency.OutlierProb": "outlier-prob", "Latency.OutlierMax": "outlier-max", "Clock.SkewPPM": "skew-ppm",
+	"Clock.DriftPPMPerHour": "drift-ppm-per-hour", "Clock.Offset": "device-offset", "Clock.TickPeriod": "tick-period",
+	"Clock.TickBits": "tick-bits", "Clock.SendDelay": "send-delay", "Clock.Reboots": "reboots", "Loss.Prob": "loss",
+	"Loss.BurstProb": "burst-prob", "Loss.BurstLen": "burst-len", "Batch.Prob": "batch-prob", "Batch.Size": "batch-size",
+	"HostSteps.At": "host-step", "HostSteps": "host-step",
+}
+
 func runSimulate(e *env, args []string) error {
 	doc := simulateDoc
 	for _, p := range sim.Presets() {
@@ -58,6 +78,7 @@ func runSimulate(e *env, args []string) error {
 	)
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed (default: the preset's)")
 	fs.IntVar(&c.Count, "count", 0, "samples to acquire, lost ones included (default: the preset's)")
+	fs.DurationVar(&c.Duration, "duration", 0, "run length in true time, instead of --count (any length: streamed in bounded memory)")
 	fs.DurationVar(&c.Period, "period", 0, "sampling period in device time")
 	fs.DurationVar(&c.Latency.Base, "latency", 0, "constant part of the delivery latency")
 	fs.StringVar(&jitter, "jitter", "", "jitter distribution: none, uniform, exponential or pareto")
@@ -87,6 +108,9 @@ func runSimulate(e *env, args []string) error {
 		return usagef("simulate takes no input file, got %q", fs.Args())
 	}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := unusedFlags(fs, "--format", *format, simulateFormatFlags); err != nil {
+		return err
+	}
 	if set["reboots"] {
 		c.Clock.Reboots = boots
 	}
@@ -99,6 +123,9 @@ func runSimulate(e *env, args []string) error {
 		c.Latency.Kind = k
 	}
 
+	if set["count"] && set["duration"] {
+		return usagef("give --count or --duration, not both")
+	}
 	switch *format {
 	case "estimate", "pll", "samples":
 		p, err := sim.LookupPreset(*preset)
@@ -106,48 +133,54 @@ func runSimulate(e *env, args []string) error {
 			return &usageError{err: err}
 		}
 		cfg := overlay(p.Config, c, set)
-		samples, err := sim.Generate(cfg)
+		gen, err := sim.NewGenerator(cfg)
 		if err != nil {
-			return &usageError{err: err}
+			return configError(fs, err, simulateFlagNames)
+		}
+		del, err := sim.NewDelivery(cfg)
+		if err != nil {
+			return configError(fs, err, simulateFlagNames)
 		}
 		return writeFiles(e, *out, *truthPath, func(w, tw io.Writer) error {
 			switch *format {
 			case "estimate":
-				return writeEstimate(w, tw, samples, *withIndex, *announce, *refEvery)
+				return writeEstimate(w, tw, gen, *withIndex, *announce, *refEvery)
 			case "pll":
-				return writePLL(w, tw, samples, cfg.Clock.SendDelay > 0)
+				return writePLL(w, tw, del, cfg.Clock.SendDelay > 0)
 			}
-			return writeSamples(w, samples)
+			return writeSamples(w, gen)
 		})
 	case "sync", "align":
-		var all [][]sim.Sample
+		var cfgs []sim.Config
 		for i, name := range strings.Split(*streams, ",") {
 			p, err := sim.LookupPreset(strings.TrimSpace(name))
 			if err != nil {
-				return &usageError{err: err}
+				return usagef("--streams: %w", err)
 			}
 			cfg := overlay(p.Config, c, set)
 			if set["seed"] {
 				cfg.Seed = c.Seed + uint64(i)*1000 // independent streams
 			}
-			s, err := sim.Generate(cfg)
-			if err != nil {
-				return &usageError{err: fmt.Errorf("stream %d (%s): %w", i, name, err)}
+			if err := cfg.Validate(); err != nil {
+				return usagef("stream %d (%s): %w", i, name, configError(fs, err, simulateFlagNames))
 			}
-			all = append(all, s)
+			cfgs = append(cfgs, cfg)
 		}
-		if len(all) < 2 && *format == "sync" {
+		if len(cfgs) < 2 && *format == "sync" {
 			return usagef("--streams: sync needs at least 2 streams")
 		}
 		if *stampKind != "true" && *stampKind != "receive" {
-			return usagef("--stamp is %q, want true or receive", *stampKind)
+			return usagef("--stamp is %q, want true or receive", cut(*stampKind))
 		}
-		merged := sim.Merge(all...)
+		merged, err := sim.NewMergedDelivery(cfgs...)
+		if err != nil {
+			return configError(fs, err, simulateFlagNames)
+		}
 		return writeFiles(e, *out, *truthPath, func(w, tw io.Writer) error {
 			return writeMulti(w, tw, merged, *format == "align", *stampKind == "receive")
 		})
 	default:
-		return usagef("--format is %q, want estimate, pll, sync, align or samples", *format)
+		return usagef("--format is %q, want estimate, pll, sync, align or samples", cut(*format))
 	}
 }
 
@@ -173,6 +206,9 @@ func overlay(base, c sim.Config, set map[string]bool) sim.Config {
 	}
 	pick("seed", &base.Seed, &c.Seed)
 	pick("count", &base.Count, &c.Count)
+	if set["duration"] {
+		base.Count, base.Duration = 0, c.Duration
+	}
 	pick("period", &base.Period, &c.Period)
 	pick("latency", &base.Latency.Base, &c.Latency.Base)
 	if set["jitter"] {
@@ -217,11 +253,22 @@ func writeFiles(e *env, out, truth string, write func(w, tw io.Writer) error) er
 	return f.commit()
 }
 
-func writeEstimate(w, tw io.Writer, samples []sim.Sample, withIndex, announce bool, refEvery int) error {
+// rowCheck is how often the writers look for a write error (a full disk,
+// an interrupt) so that a long simulation stops at once.
+const rowCheck = 1024
+
+func writeEstimate(w, tw io.Writer, gen *sim.Generator, withIndex, announce bool, refEvery int) error {
 	cw := csvio.NewWriter(w, "event", "stamp_ns", "index")
 	tr := csvio.NewWriter(tw, "truth_ns")
 	pendingLoss := 0
-	for _, s := range samples {
+	for n := 0; ; n++ {
+		s, ok := gen.Next()
+		if !ok {
+			break
+		}
+		if n%rowCheck == 0 && (cw.Err() != nil || tr.Err() != nil) {
+			break
+		}
 		if s.Lost {
 			pendingLoss++
 			continue
@@ -247,14 +294,18 @@ func writeEstimate(w, tw io.Writer, samples []sim.Sample, withIndex, announce bo
 	return errors.Join(cw.Flush(), tr.Flush())
 }
 
-func writePLL(w, tw io.Writer, samples []sim.Sample, scan bool) error {
+func writePLL(w, tw io.Writer, del *sim.Delivery, scan bool) error {
 	hdr := []string{"receive_ns", "ticks"}
 	if scan {
 		hdr = append(hdr, "scan_ticks")
 	}
 	cw := csvio.NewWriter(w, hdr...)
 	tr := csvio.NewWriter(tw, "truth_ns")
-	for _, s := range sim.Delivered(samples) {
+	for n := 0; ; n++ {
+		s, ok := del.Next()
+		if !ok || n%rowCheck == 0 && (cw.Err() != nil || tr.Err() != nil) {
+			break
+		}
 		cw.Stamp(s.Receive).Uint(s.SendTicks)
 		if scan {
 			cw.Uint(s.Ticks)
@@ -265,9 +316,13 @@ func writePLL(w, tw io.Writer, samples []sim.Sample, scan bool) error {
 	return errors.Join(cw.Flush(), tr.Flush())
 }
 
-func writeSamples(w io.Writer, samples []sim.Sample) error {
+func writeSamples(w io.Writer, gen *sim.Generator) error {
 	cw := csvio.NewWriter(w, "seq", "index", "true_ns", "receive_ns", "arrival_ns", "device_ns", "ticks", "send_ticks", "boot", "lost")
-	for _, s := range samples {
+	for n := 0; ; n++ {
+		s, ok := gen.Next()
+		if !ok || n%rowCheck == 0 && cw.Err() != nil {
+			break
+		}
 		cw.Int(int64(s.Seq)).Uint(s.Index).Stamp(s.True)
 		if s.Lost {
 			cw.Empty().Empty()
@@ -279,7 +334,7 @@ func writeSamples(w io.Writer, samples []sim.Sample) error {
 	return cw.Flush()
 }
 
-func writeMulti(w, tw io.Writer, merged []sim.Tagged, align, receive bool) error {
+func writeMulti(w, tw io.Writer, merged *sim.MergedDelivery, align, receive bool) error {
 	var cw *csvio.Writer
 	if align {
 		cw = csvio.NewWriter(w, "event", "stream", "stamp_ns")
@@ -287,7 +342,11 @@ func writeMulti(w, tw io.Writer, merged []sim.Tagged, align, receive bool) error
 		cw = csvio.NewWriter(w, "topic", "stamp_ns", "arrival_ns")
 	}
 	tr := csvio.NewWriter(tw, "topic", "seq", "true_ns", "receive_ns")
-	for _, m := range merged {
+	for n := 0; ; n++ {
+		m, ok := merged.Next()
+		if !ok || n%rowCheck == 0 && (cw.Err() != nil || tr.Err() != nil) {
+			break
+		}
 		st := m.True
 		if receive {
 			st = m.Receive

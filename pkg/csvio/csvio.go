@@ -406,6 +406,10 @@ func (w *Writer) String(s string) *Writer {
 }
 
 // EndRow ends the current row.
+// Err returns the first write error, if any: a long producer can stop at
+// once instead of computing rows nobody will see.
+func (w *Writer) Err() error { return w.err }
+
 func (w *Writer) EndRow() {
 	w.buf = append(w.buf, '\n')
 	if w.err == nil {

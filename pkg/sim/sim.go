@@ -241,13 +241,13 @@ func probOK(p float64) bool { return p >= 0 && p <= 1 }
 func (c Config) Validate() error {
 	switch {
 	case c.Count < 0:
-		return bad("Count", "is %d, want > 0 (or 0 to run for a Duration)", c.Count)
+		return bad("Count", "is %d, want > 0 (or 0 to run for a {Duration})", c.Count)
 	case c.Duration < 0:
-		return bad("Duration", "is %v, want > 0 (or 0 to run for Count samples)", c.Duration)
+		return bad("Duration", "is %v, want > 0 (or 0 to run for {Count} samples)", c.Duration)
 	case c.Count == 0 && c.Duration == 0:
-		return bad("Count", "is 0 and so is Duration: set one of them (the run's length)")
+		return bad("Count", "is 0 and so is {Duration}: set one of them (the run's length)")
 	case c.Count > 0 && c.Duration > 0:
-		return bad("Count", "is %d and Duration is %v: set exactly one of them (the run's length; Count 0 to run for a Duration)", c.Count, c.Duration)
+		return bad("Count", "is %d and {Duration} is %v: set exactly one of them (the run's length)", c.Count, c.Duration)
 	case c.Period <= 0:
 		return bad("Period", "is %v, want > 0", c.Period)
 	case c.Clock.TickPeriod <= 0:
