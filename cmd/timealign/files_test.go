@@ -318,3 +318,17 @@ func TestWriteErrorExit1(t *testing.T) {
 		require.Contains(t, stderr.String(), "no space left on device")
 	}
 }
+
+// TestTerminalInput: a command reading standard input from a terminal says
+// so (a user who forgot the file name is not left waiting in silence).
+func TestTerminalInput(t *testing.T) {
+	var out, errb bytes.Buffer
+	e := &env{ctx: context.Background(), stdin: strings.NewReader(pllIn), stdout: &out, stderr: &errb, stdinIsTerminal: true}
+	require.Equal(t, 0, run(e, []string{"pll"}))
+	require.Contains(t, errb.String(), "reading CSV from the terminal (standard input); end it with Ctrl-D")
+	errb.Reset()
+	path := filepath.Join(t.TempDir(), "in.csv")
+	require.NoError(t, os.WriteFile(path, []byte(pllIn), 0o644))
+	require.Equal(t, 0, run(e, []string{"pll", path}))
+	require.NotContains(t, errb.String(), "terminal", "a named file is not the terminal")
+}
