@@ -223,33 +223,80 @@ func TestGapWithExpectedPeriod(t *testing.T) {
 	require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 2000)
 }
 
-// TestBackwardTime: stamps that go back are rejected and counted, and do
-// not corrupt the period; a lasting step back restarts the fit.
+// TestBackwardTime: a stamp that goes back still gets an estimate: the
+// fit's prediction when it is early against the line (a wrong stamp), or
+// the fit when the previous stamp was the late one; neither corrupts the
+// period, estimates never go back, and a lasting step back restarts the
+// fit.
 func TestBackwardTime(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   int           // the sample whose stamp is moved
+		by   time.Duration // how far
+	}{
+		{"one early by 1 s", 500, -time.Second},
+		{"one early by 15 ms", 500, -15 * time.Millisecond},
+		{"one late by 50 ms: the next ones go back", 500, 50 * time.Millisecond},
+		{"one early during the warm-up", 10, -20 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEstimator(t, scenario{})
+			samples := sim.Delivered(simulate(t, scenario{}, 5, 1000))
+			prev := stamp.Min
+			for i, s := range samples {
+				recv := s.Receive
+				if i == tc.at {
+					recv = recv.Add(tc.by)
+				}
+				got, err := e.Update(recv)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, got, prev, "sample %d: estimates never go back", i)
+				prev = got
+				errI := got.Sub(s.True) - 5*time.Millisecond // the latency is 5 ms + jitter
+				switch {
+				case i >= 200 && i >= tc.at && i <= tc.at+int(tc.by/(10*time.Millisecond)) && tc.by > 0:
+					// A late stamp is a suspect, stamped as late or lost
+					// (the stream never delayed a sample: all but one
+					// period of the delay are guessed lost), and the
+					// samples stamped before it cannot be estimated
+					// earlier than it.
+					require.Less(t, errI.Abs(), tc.by+time.Millisecond, "sample %d", i)
+				case i >= 200:
+					require.Less(t, errI.Abs(), 300*time.Microsecond, "sample %d", i)
+				case i > tc.at:
+					require.Less(t, errI.Abs(), 2500*time.Microsecond, "sample %d", i)
+				}
+			}
+			st := e.Status()
+			require.Equal(t, uint64(1), st.Backward)
+			require.Zero(t, st.ClockSteps)
+			require.Zero(t, st.LostSamplesTotal)
+			require.Equal(t, uint64(len(samples)), st.Samples, "every sample estimated")
+			require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 1000)
+		})
+	}
+
+	// A host clock step back by 2 s: two samples stamped from the fit, then
+	// a restart from the third.
 	e := newEstimator(t, scenario{})
 	samples := sim.Delivered(simulate(t, scenario{}, 5, 1000))
-	for i, s := range samples {
-		if i == 500 {
-			got, err := e.Update(s.Receive.Add(-time.Second))
-			require.ErrorIs(t, err, ErrBackward)
-			require.Equal(t, s.Receive.Add(-time.Second), got)
-		}
-		_, err := e.Update(s.Receive)
-		require.NoError(t, err)
+	var last stamp.Time
+	for _, s := range samples {
+		last, _ = e.Update(s.Receive)
 	}
-	require.Equal(t, uint64(1), e.Status().Backward)
-	require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 1000)
-
-	// A host clock step back by 2 s: three rejects, then a restart.
-	last := samples[len(samples)-1].Receive
-	var errs int
+	recv := samples[len(samples)-1].Receive
 	for i := 1; i <= 10; i++ {
-		if _, err := e.Update(last.Add(time.Duration(i)*10*time.Millisecond - 2*time.Second)); err != nil {
-			errs++
+		got, err := e.Update(recv.Add(time.Duration(i)*10*time.Millisecond - 2*time.Second))
+		require.NoError(t, err)
+		if i <= 2 {
+			require.InDelta(t, float64(last.Add(time.Duration(i)*10*time.Millisecond)), float64(got), float64(100*time.Microsecond),
+				"sample %d after the step: the fit's prediction", i)
 		}
 	}
-	require.Equal(t, 2, errs)
-	require.Equal(t, uint64(1), e.Status().ClockSteps)
+	st := e.Status()
+	require.Equal(t, uint64(1), st.ClockSteps)
+	require.Equal(t, uint64(3), st.Backward)
+	require.Equal(t, uint64(len(samples)+10), st.Samples)
 }
 
 func TestDuplicatesAndIndexReset(t *testing.T) {
@@ -276,6 +323,13 @@ func TestDuplicatesAndIndexReset(t *testing.T) {
 	_, err = e.Update(base.Add(1010 * time.Millisecond))
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), e.Status().Duplicates)
+	// The counter is followed from where it jumped: the next indexes count
+	// losses again.
+	got, err = e.UpdateIndex(base.Add(1040*time.Millisecond), 1_000_002)
+	require.NoError(t, err)
+	st = e.Status()
+	require.Equal(t, uint64(2), st.IndexResets)
+	require.Equal(t, uint64(1), st.LostSamplesTotal)
 }
 
 // TestStampsThatDoNotAdvance: an input that repeats one stamp (an

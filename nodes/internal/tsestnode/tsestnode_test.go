@@ -64,9 +64,9 @@ func TestBadInput(t *testing.T) {
 	require.Error(t, err)
 	_, err = core.Process(cdrtest.Message(2e9, "", 0), 0)
 	require.NoError(t, err)
-	pub, err = core.Process(cdrtest.Message(1e9, "", 0), 0) // back in time
+	pub, err = core.Process(cdrtest.Message(1e9, "", 0), 0) // back in time: still published
 	require.NoError(t, err)
-	require.False(t, pub)
+	require.True(t, pub)
 	// A std_msgs/String "hello": no Header, though its first bytes parse as a stamp.
 	_, err = core.Process([]byte{0, 1, 0, 0, 6, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0, 0, 0}, 0)
 	require.ErrorIs(t, err, stamp.ErrTruncated)
@@ -74,12 +74,14 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, core.Reference(cdrtest.Message(1e9, "", 0)))
 	st := core.Status()
 	require.Equal(t, uint64(3), st.DroppedMalformed)
-	require.Equal(t, uint64(1), st.DroppedRejected)
+	require.Zero(t, st.DroppedRejected)
+	require.Equal(t, uint64(2), st.MessagesOut)
+	require.Equal(t, uint64(1), st.Estimator.Backward)
 	require.Equal(t, uint64(1), st.References)
 	d := Diagnose("/ts", st, Status{})
 	require.Equal(t, runtime.Warn, d.Level)
 	require.Contains(t, d.Message, "3 malformed messages dropped")
-	require.Contains(t, d.Message, "1 samples rejected")
+	require.Contains(t, d.Message, "1 stamps went back")
 	_, err = ParseSource("gps")
 	require.ErrorIs(t, err, ErrConfig)
 	cfg := DefaultConfig()
