@@ -167,6 +167,7 @@ type Estimator struct {
 
 	k        int64 // index of the last sample
 	lastRecv stamp.Time
+	recvK    int64 // index of the sample received at lastRecv
 	lastEst  stamp.Time
 	line     hull.Line
 	haveLine bool
@@ -514,13 +515,17 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		}
 		est = e.estimateAt(x)
 	}
-	if !e.haveRef && est > t-stamp.Time(e.cfg.MinLatency) {
-		est = t - stamp.Time(e.cfg.MinLatency)
+	// Never acquired after it was received (with references, MinLatency
+	// no longer bounds the latency).
+	if lim := t.Add(-e.cfg.MinLatency); !e.haveRef && est > lim {
+		est = lim
+	} else if est > t {
+		est = t
 	}
 	if est < e.lastEst {
 		est = e.lastEst // estimates never go back
 	}
-	e.lastRecv, e.lastEst = t, est
+	e.lastRecv, e.lastEst, e.recvK = t, est, e.k
 	e.st.Samples++
 	e.st.Stamp = est
 	e.st.LastCorrection = time.Duration(t - est)
@@ -537,8 +542,9 @@ func (e *Estimator) onLine(t stamp.Time, k int64) bool {
 // predict stamps a sample received at t, step indexes after the previous
 // one, whose receive stamp is wrong (it went back, and is early against
 // the line): the fit's estimate for its index, never before the previous
-// estimate. The fit, the period and the time of the last receive stamp are
-// left as they were.
+// estimate nor after the last receive stamp plus the periods since. The
+// fit, the period and the time of the last receive stamp are left as they
+// were.
 func (e *Estimator) predict(t stamp.Time, step int64) stamp.Time {
 	e.k += step
 	if e.warm {
@@ -547,11 +553,20 @@ func (e *Estimator) predict(t stamp.Time, step int64) stamp.Time {
 	e.tickAnnounced()
 	e.frac = 0
 	est := e.lastEst
+	ahead := time.Duration(min(float64(e.k-e.recvK)*e.period, float64(math.MaxInt64/2)))
 	switch {
 	case e.haveLine && e.period > 0:
-		est = e.estimateAt(float64(e.k - e.baseK))
+		// No later than the periods since the last receive stamp allow
+		// (as if this one were on time): a line that runs ahead of the
+		// stamps (their estimates were held to them) does not carry it
+		// away.
+		lim := e.lastRecv.Add(ahead)
+		if !e.haveRef {
+			lim = lim.Add(-e.cfg.MinLatency)
+		}
+		est = min(e.estimateAt(float64(e.k-e.baseK)), lim)
 	case e.period > 0:
-		est = e.lastEst.Add(time.Duration(min(float64(step)*e.period, float64(math.MaxInt64/2))))
+		est = e.lastEst.Add(ahead)
 	}
 	est = max(est, e.lastEst)
 	e.lastEst = est

@@ -1,6 +1,7 @@
 package tsest
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -673,6 +674,112 @@ func TestLossCountProperty(t *testing.T) {
 		}
 		if got > want || got+undecided < want {
 			rt.Fatalf("counted %d lost samples, the simulator lost %d (%d undecided)", got, want, undecided)
+		}
+	})
+}
+
+// TestEverySampleEstimated: whatever the events (stamps going back by a
+// little or a lot, duplicate stamps, gaps, indexes repeated, skipped or
+// reset, losses, references, resets) and the configuration, every sample
+// gets an estimate except one that repeats the previous index, which is
+// rejected and counted; estimates never go back except across a restart,
+// and never run ahead of the stamps by more than a window.
+func TestEverySampleEstimated(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg := DefaultConfig()
+		cfg.Window = time.Duration(rapid.IntRange(50, 5000).Draw(rt, "window_ms")) * time.Millisecond
+		period := time.Duration(rapid.IntRange(1, 40).Draw(rt, "period_ms")) * time.Millisecond
+		if rapid.Bool().Draw(rt, "prior") && period < cfg.Window {
+			cfg.Period = period
+		}
+		cfg.MinLatency = time.Duration(rapid.IntRange(0, 20).Draw(rt, "minlat_ms")) * time.Millisecond
+		cfg.LossThreshold = rapid.IntRange(0, 4).Draw(rt, "threshold")
+		cfg.NeverInferLoss = rapid.Bool().Draw(rt, "never_infer")
+		cfg.IndexBits = rapid.IntRange(1, 64).Draw(rt, "bits")
+		e, err := New(cfg)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		mask := ^uint64(0) >> (64 - cfg.IndexBits)
+		now := stamp.Time(rapid.Int64Range(0, 2e18).Draw(rt, "start"))
+		maxRecv := now
+		var idx uint64
+		haveIdx := false
+		prev := stamp.Min
+		n := rapid.IntRange(1, 600).Draw(rt, "events")
+		for i := range n {
+			before := e.Status()
+			switch ev := rapid.IntRange(0, 19).Draw(rt, "event"); {
+			case ev == 0:
+				e.UpdateLoss()
+				continue
+			case ev == 1:
+				off := time.Duration(rapid.IntRange(-60, 60).Draw(rt, "ref_ms")) * time.Millisecond
+				_ = e.UpdateReference(now.Add(off)) // a rejection is counted
+				continue
+			case ev == 2 && rapid.IntRange(0, 9).Draw(rt, "reset") == 0:
+				e.Reset()
+				haveIdx, prev = false, stamp.Min
+				continue
+			}
+			// A sample: mostly on time, sometimes going back, repeated,
+			// or after a gap.
+			dt := period + time.Duration(rapid.IntRange(0, 3000).Draw(rt, "jitter_us"))*time.Microsecond
+			switch rapid.IntRange(0, 19).Draw(rt, "kind") {
+			case 0:
+				dt = -time.Duration(rapid.IntRange(1, 30).Draw(rt, "back_ms")) * time.Millisecond
+			case 1:
+				dt = -time.Duration(rapid.IntRange(1, 5000).Draw(rt, "far_back_ms")) * time.Millisecond
+			case 2:
+				dt = 0
+			case 3:
+				dt = time.Duration(rapid.IntRange(1, 10000).Draw(rt, "gap_ms")) * time.Millisecond
+			}
+			now = now.Add(dt)
+			maxRecv = max(maxRecv, now)
+			var got stamp.Time
+			dup, step := false, uint64(1)
+			if rapid.Bool().Draw(rt, "indexed") {
+				next := idx + 1
+				switch rapid.IntRange(0, 9).Draw(rt, "index_kind") {
+				case 0:
+					next = idx // repeated
+				case 1:
+					next = idx + uint64(rapid.IntRange(2, 5).Draw(rt, "skip"))
+				case 2:
+					next = rapid.Uint64().Draw(rt, "index")
+				}
+				next &= mask
+				dup = haveIdx && next == idx
+				if haveIdx && next-idx <= 5 {
+					step = next - idx
+				}
+				got, err = e.UpdateIndex(now, next)
+				idx, haveIdx = next, true
+			} else {
+				got, err = e.Update(now)
+			}
+			after := e.Status()
+			if dup {
+				if !errors.Is(err, ErrDuplicateIndex) || after.Samples != before.Samples || after.DupIndexes != before.DupIndexes+1 {
+					rt.Fatalf("event %d: a repeated index: err %v, samples %d -> %d", i, err, before.Samples, after.Samples)
+				}
+				continue
+			}
+			if err != nil || after.Samples != before.Samples+1 {
+				rt.Fatalf("event %d: sample at %v not estimated: err %v, samples %d -> %d", i, now, err, before.Samples, after.Samples)
+			}
+			restarted := after.Gaps != before.Gaps || after.ClockSteps != before.ClockSteps || after.BaseTimeResets != before.BaseTimeResets
+			if got < prev && !restarted {
+				rt.Fatalf("event %d: estimate %v went back from %v", i, got, prev)
+			}
+			// A stamp that went back is estimated by the fit's prediction
+			// for its index: up to its index step of periods after the
+			// previous estimate or the latest stamp, never more.
+			if got > max(maxRecv, prev).Add(cfg.Window+time.Duration(step)*max(period, e.Period())) {
+				rt.Fatalf("event %d: estimate %v far from the stamp %v (latest %v, previous estimate %v)", i, got, now, maxRecv, prev)
+			}
+			prev = got
 		}
 	})
 }
