@@ -18,6 +18,10 @@ const MaxWindowSamples = 1 << 20
 // hull's fitted slope.
 const fitEvery = 4
 
+// maxStep bounds the samples one update may step over (by its index or
+// its lateness), so indexes never overflow.
+const maxStep = 1 << 40
+
 // minPeriod is the shortest period the fit accepts (1 ns): a flatter
 // slope means stamps that do not advance (an unstamped input repeating one
 // stamp), which has no period.
@@ -26,6 +30,20 @@ const minPeriod = 1.0
 // warmup is how many samples the fit needs, without a known period, before
 // losses are inferred from timing.
 const warmup = 32
+
+// ns rounds f nanoseconds to a Duration, saturating at ±(2^63−1) ns (so it
+// can be negated) and taking NaN as 0.
+func ns(f float64) time.Duration {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= -math.MaxInt64:
+		return -math.MaxInt64
+	}
+	return time.Duration(math.Round(f))
+}
 
 // Config configures an Estimator. Start from DefaultConfig.
 type Config struct {
@@ -302,10 +320,10 @@ func (e *Estimator) UpdateLoss() {
 func (e *Estimator) HaveEstimate() bool { return e.period > 0 }
 
 // Period returns the estimated period, 0 if none yet.
-func (e *Estimator) Period() time.Duration { return time.Duration(math.Round(e.period)) }
+func (e *Estimator) Period() time.Duration { return ns(e.period) }
 
 // Latency returns the latency subtracted from the fitted line.
-func (e *Estimator) Latency() time.Duration { return time.Duration(math.Round(e.latency)) }
+func (e *Estimator) Latency() time.Duration { return ns(e.latency) }
 
 // MaxJitter returns the largest receive time minus line seen since reset.
 func (e *Estimator) MaxJitter() time.Duration { return e.st.MaxJitter }
@@ -334,7 +352,7 @@ func (e *Estimator) Status() Status {
 // restart starts a new fit at the sample (t), keeping the period as prior.
 func (e *Estimator) restart(t stamp.Time) {
 	if e.started && e.haveLine {
-		predicted := e.baseT.Add(time.Duration(e.line.At(float64(e.k + 1 - e.baseK))))
+		predicted := e.baseT.Add(ns(e.line.At(float64(e.k + 1 - e.baseK))))
 		e.st.BaseTimeResetOffset = t.Sub(predicted)
 		e.st.BaseTimeResets++
 	}
@@ -451,7 +469,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	}
 	hold := false
 
-	if !e.started || stalled || time.Duration(t-e.lastRecv) > e.cfg.Window {
+	if !e.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
 		if e.started && !startOnly {
 			e.st.Gaps++
 		}
@@ -492,25 +510,25 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 
 	// Fit.
 	x := float64(e.k - e.baseK)
-	y := float64(t - e.baseT) // within a window or two of the base: no overflow
+	y := float64(t.Sub(e.baseT)) // saturated: only a window as long as the stamps could overflow
 	if hold {
 		e.pendT = t
 	} else {
 		e.hulls.Push(x, y)
 	}
-	if young := e.hulls.Young(); time.Duration(t-e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
+	if young := e.hulls.Young(); t.Sub(e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
 		e.switchHulls(t)
 		x = float64(e.k - e.baseK)
-		y = float64(t - e.baseT)
+		y = float64(t.Sub(e.baseT))
 	}
 	e.fit(t)
 	if e.pendN > 0 && e.placing() {
 		e.placePending()
 	}
-	est := t.Add(-time.Duration(math.Round(e.latency)))
+	est := t.Add(-ns(e.latency))
 	if e.haveLine {
 		lv := e.line.At(x)
-		if jit := time.Duration(y - lv); jit > e.st.MaxJitter {
+		if jit := ns(y - lv); jit > e.st.MaxJitter {
 			e.st.MaxJitter = jit
 		}
 		est = e.estimateAt(x)
@@ -528,7 +546,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	e.lastRecv, e.lastEst, e.recvK = t, est, e.k
 	e.st.Samples++
 	e.st.Stamp = est
-	e.st.LastCorrection = time.Duration(t - est)
+	e.st.LastCorrection = t.Sub(est)
 	return est, nil
 }
 
@@ -553,7 +571,7 @@ func (e *Estimator) predict(t stamp.Time, step int64) stamp.Time {
 	e.tickAnnounced()
 	e.frac = 0
 	est := e.lastEst
-	ahead := time.Duration(min(float64(e.k-e.recvK)*e.period, float64(math.MaxInt64/2)))
+	ahead := ns(float64(e.k-e.recvK) * e.period)
 	switch {
 	case e.haveLine && e.period > 0:
 		// No later than the periods since the last receive stamp allow
@@ -591,8 +609,8 @@ func (e *Estimator) tickAnnounced() {
 // indexPlausible reports whether an index step of d fits the time elapsed
 // since the previous sample (a counter reset or corruption does not).
 func (e *Estimator) indexPlausible(t stamp.Time, d uint64) bool {
-	if d > e.idxMask/2 {
-		return false // went back
+	if d > e.idxMask/2 || d > maxStep {
+		return false // went back, or absurdly far
 	}
 	if e.period <= 0 || !e.started {
 		return true
@@ -655,7 +673,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	if late < 1 && e.announced > 0 {
 		// Announced, and the line (young, or drifting) sees no gap: the
 		// interval since the previous sample may still show it.
-		if gap := float64(t - e.lastRecv); gap >= 1.5*e.period {
+		if gap := float64(t.Sub(e.lastRecv)); gap >= 1.5*e.period {
 			late = int64(math.Round(gap/e.period)) - 1
 		}
 	}
@@ -712,11 +730,13 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 // lateness returns how many whole periods after the line's prediction for
 // index k the time t is, counting 0.9 period as one; negative if early.
 func (e *Estimator) lateness(t stamp.Time, k int64) int64 {
-	d := float64(t-e.baseT) - e.line.At(float64(k-e.baseK))
+	d := float64(t.Sub(e.baseT)) - e.line.At(float64(k-e.baseK))
 	if d >= -0.1*e.period && d < 0.9*e.period {
 		return 0 // on time: the common case, without a division
 	}
-	return int64(math.Floor(d/e.period + 0.1))
+	// Bounded, so the indexes cannot overflow: no sample is 2^40 periods
+	// late within a window (of at most MaxWindowSamples samples).
+	return int64(math.Max(-maxStep, math.Min(maxStep, math.Floor(d/e.period+0.1))))
 }
 
 // flushPending settles the held suspect as following lost losses (it was
@@ -754,12 +774,12 @@ func (e *Estimator) settleWarmup() {
 	}
 	var d [warmup - 1]int64
 	for i := range d {
-		d[i] = int64(e.wu[i+1] - e.wu[i])
+		d[i] = int64(e.wu[i+1].Sub(e.wu[i]))
 	}
 	// The period: the mean interval, then the mean with the losses found
 	// (bounded jitter cannot move it, unlike a median of intervals that
 	// alternate long and short).
-	span := float64(e.wu[len(e.wu)-1] - e.wu[0])
+	span := float64(e.wu[len(e.wu)-1].Sub(e.wu[0]))
 	m := span / float64(len(d))
 	if m <= 0 {
 		return
@@ -804,7 +824,7 @@ func (e *Estimator) settleWarmup() {
 		if i > 0 {
 			x += 1 + lost[i-1]
 		}
-		e.hulls.Push(float64(x), float64(e.wu[i]-e.baseT))
+		e.hulls.Push(float64(x), float64(e.wu[i].Sub(e.baseT)))
 	}
 	e.k = e.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
@@ -818,7 +838,7 @@ func (e *Estimator) switchHulls(t stamp.Time) {
 	young := e.hulls.Young()
 	x0, y0 := young.First()
 	dk := int64(math.Round(x0))
-	dy := time.Duration(math.Round(y0))
+	dy := ns(y0)
 	e.hulls.Switch()
 	e.warm = false
 	e.hulls.Answering().Shift(float64(dk), float64(dy))
@@ -841,7 +861,7 @@ func (e *Estimator) fit(t stamp.Time) {
 		return
 	}
 	lo, hi := math.SmallestNonzeroFloat64, math.Inf(1) // a slope at lo: stamps that do not advance
-	short := h.Count() < 8 || float64(t-e.baseT) < e.window/4
+	short := h.Count() < 8 || float64(t.Sub(e.baseT)) < e.window/4
 	e.mature = !short
 	switch {
 	case short && e.prior > 0:
@@ -917,7 +937,7 @@ func (e *Estimator) UpdateReference(ref stamp.Time) error {
 		if e.haveLine && e.period > 0 {
 			// Meanwhile the young line gives the latency.
 			_, lat := e.place(ref)
-			e.st.LatencyRaw = time.Duration(math.Round(lat))
+			e.st.LatencyRaw = ns(lat)
 			e.latency, e.haveRef = lat, true
 		}
 		return nil
@@ -960,7 +980,7 @@ func (e *Estimator) addReference(ref stamp.Time) error {
 		e.st.RejectedReferences++
 		return fmt.Errorf("%w: %v belongs to a sample before the previous reference's", ErrReference, ref)
 	}
-	e.st.LatencyRaw = time.Duration(math.Round(lat))
+	e.st.LatencyRaw = ns(lat)
 	e.refHulls.Push(xr, float64(ref.Sub(e.baseT)))
 	e.anchorOK = false
 	e.haveRef = true
@@ -989,7 +1009,7 @@ func (e *Estimator) refLatency(x float64) {
 // line minus the latency, moved by frac periods (a suspect's stamp).
 func (e *Estimator) estimateAt(x float64) stamp.Time {
 	e.refLatency(x)
-	est := e.baseT.Add(time.Duration(math.Round(e.line.At(x) + e.frac*e.period - e.latency)))
+	est := e.baseT.Add(ns(e.line.At(x) + e.frac*e.period - e.latency))
 	e.frac = 0
 	return est
 }

@@ -2,7 +2,6 @@ package tsest
 
 import (
 	"errors"
-	"math"
 	"testing"
 	"time"
 
@@ -466,49 +465,6 @@ func TestProperties(t *testing.T) {
 		// nor more than MaxWindowSamples.
 		if st := e.Status(); st.WindowSize > MaxWindowSamples || uint64(st.WindowSize) > st.Samples {
 			rt.Fatalf("window %d (samples %d)", st.WindowSize, st.Samples)
-		}
-	})
-}
-
-// FuzzEvents feeds arbitrary event sequences: never a panic, memory bounded.
-func FuzzEvents(f *testing.F) {
-	for i := range scenarios {
-		f.Add([]byte{byte(i), 0, 1, 2, 3, 200, 4, 0}, int64(10_000_000))
-	}
-	f.Add([]byte{255, 254, 0, 0, 0, 1}, int64(1))
-	f.Fuzz(func(t *testing.T, ops []byte, period int64) {
-		if period <= 0 || period > int64(time.Second) {
-			period = int64(10 * time.Millisecond)
-		}
-		e, err := New(Config{Window: time.Second, LossThreshold: int(len(ops) % 4), IndexBits: 1 + len(ops)%64})
-		require.NoError(t, err)
-		now := stamp.Time(1_700_000_000_000_000_000)
-		for i, op := range ops {
-			switch op % 8 {
-			case 0, 1, 2:
-				now = now.Add(time.Duration(period) + time.Duration(op)*time.Microsecond*50)
-				_, _ = e.Update(now)
-			case 3:
-				now = now.Add(time.Duration(period))
-				_, _ = e.UpdateIndex(now, uint64(i*int(op)))
-			case 4:
-				e.UpdateLoss()
-			case 5:
-				e.UpdateReference(now.Add(-time.Duration(op) * time.Microsecond))
-			case 6:
-				now = now.Add(-time.Duration(op) * time.Millisecond) // back
-				_, _ = e.Update(now)
-			case 7:
-				if op > 200 {
-					e.Reset()
-				} else {
-					now = now.Add(time.Duration(op) * time.Hour / 10) // absurd gap
-					_, _ = e.Update(now)
-				}
-			}
-			st := e.Status()
-			require.LessOrEqual(t, st.WindowSize, MaxWindowSamples)
-			require.False(t, math.IsNaN(float64(st.Period)))
 		}
 	})
 }
