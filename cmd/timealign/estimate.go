@@ -22,9 +22,12 @@ Input:  event,stamp_ns,index
   reference  a hardware reference stamp (the acquisition time of a sample,
              e.g. a sync pulse): the latency is estimated from it
   reset      restart the estimator
-Output: stamp_ns,estimate_ns, one row per sample row; estimate_ns is empty
-for a sample that was rejected (its stamp went back, or it repeats the
-previous index), which is counted in the status.`
+Output: stamp_ns,estimate_ns, one row per sample row. Every sample gets an
+estimate, a stamp that went back too (the fit's prediction for it, when it
+is early against the fitted line; counted in the status), except a sample
+that repeats the previous one's index: its estimate_ns is empty, and it is
+counted in the status. A reference that belongs to no sample of the
+current fit is ignored and counted in the status.`
 
 func runEstimate(e *env, args []string) error {
 	fs := newFlags(e, "estimate", "[flags] [input.csv]", estimateDoc)
@@ -112,7 +115,7 @@ func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer
 			}
 			cw.Stamp(t)
 			if err != nil {
-				cw.Empty() // rejected, and counted in the status
+				cw.Empty() // a repeated index: rejected, and counted in the status
 			} else {
 				cw.Stamp(estimate)
 			}
@@ -124,7 +127,9 @@ func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer
 			if err != nil {
 				return errors.Join(err, cw.Flush())
 			}
-			est.UpdateReference(t)
+			if err := est.UpdateReference(t); err != nil && !errors.Is(err, tsest.ErrReference) {
+				return errors.Join(row.Errorf(1, "%v", err), cw.Flush())
+			} // a rejected reference is counted in the status
 		case "reset":
 			est.Reset()
 		default:

@@ -29,11 +29,49 @@ func TestEstimate(t *testing.T) {
 	require.Greater(t, st["references"], float64(0))
 }
 
-func TestEstimateRejectedRowsStay(t *testing.T) {
-	in := "event,stamp_ns,index\nsample,1000000000,\nsample,1010000000,\nsample,1005000000,\nsample,1020000000,\n"
-	out, _, code := runCmd(t, in, "estimate")
-	require.Equal(t, 0, code)
-	require.Contains(t, out, "\n1005000000,\n", "a stamp going back is kept, with an empty estimate")
+// TestEstimateEveryRow: a stamp going back gets an estimate (the fit's
+// prediction) and is counted; only a repeated index leaves the estimate
+// empty.
+func TestEstimateEveryRow(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("event,stamp_ns,index\n")
+	base := int64(1_700_000_000_000_000_000)
+	stampAt := func(i int) int64 { return base + int64(i)*10_000_000 + int64(i*7919%2000)*1000 }
+	for i := 0; i < 400; i++ {
+		s := stampAt(i)
+		if i == 300 {
+			s -= 500_000_000 // half a second early: a stamp going back
+		}
+		fmt.Fprintf(&b, "sample,%d,\n", s)
+	}
+	fmt.Fprintf(&b, "sample,%d,7\nsample,%d,7\n", stampAt(400), stampAt(401)) // the same index twice
+	status := filepath.Join(t.TempDir(), "status.json")
+	out, errOut, code := runCmd(t, b.String(), "estimate", "--status", status)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 1+402)
+	prev := int64(0)
+	for i, l := range lines[1:] {
+		var recv, est int64
+		if i == 401 {
+			require.Equal(t, fmt.Sprintf("%d,", stampAt(401)), l, "a repeated index has no estimate")
+			continue
+		}
+		_, err := fmt.Sscanf(l, "%d,%d", &recv, &est)
+		require.NoError(t, err, "row %d: %q", i, l)
+		require.GreaterOrEqual(t, est, prev, "row %d", i)
+		prev = est
+		if i == 300 {
+			require.InDelta(t, float64(stampAt(299)+10_000_000), float64(est), 2e6, "the fit's prediction, not the early stamp")
+		}
+	}
+	raw, err := os.ReadFile(status)
+	require.NoError(t, err)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal(raw, &st))
+	require.Equal(t, float64(1), st["rejected_backward"])
+	require.Equal(t, float64(1), st["rejected_duplicates"])
+	require.Equal(t, float64(401), st["samples"])
 }
 
 func TestEstimateErrors(t *testing.T) {

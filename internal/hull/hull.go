@@ -27,6 +27,7 @@ type Lower struct {
 	p      []point
 	count  int // points pushed
 	sumX   float64
+	sumY   float64
 	x0, y0 float64 // the first point
 	last   float64 // x of the last point
 	// Where the last Fit and Support ended: successive searches start
@@ -37,7 +38,7 @@ type Lower struct {
 // Clear empties the hull, keeping its memory.
 func (h *Lower) Clear() {
 	h.p = h.p[:0]
-	h.count, h.sumX = 0, 0
+	h.count, h.sumX, h.sumY = 0, 0, 0
 	h.hintFit, h.hintSup = 0, 0
 }
 
@@ -49,6 +50,18 @@ func (h *Lower) Vertices() int { return len(h.p) }
 
 // First returns the first point pushed since the last Clear.
 func (h *Lower) First() (x, y float64) { return h.x0, h.y0 }
+
+// Mean returns the mean of the points pushed since the last Clear (0, 0
+// for an empty hull).
+func (h *Lower) Mean() (x, y float64) {
+	if h.count == 0 {
+		return 0, 0
+	}
+	return h.sumX / float64(h.count), h.sumY / float64(h.count)
+}
+
+// Last returns the x of the last point pushed.
+func (h *Lower) Last() float64 { return h.last }
 
 // Span returns the x distance from the first point to the last.
 func (h *Lower) Span() float64 {
@@ -66,6 +79,7 @@ func (h *Lower) Push(x, y float64) {
 	}
 	h.count++
 	h.sumX += x
+	h.sumY += y
 	h.last = x
 	p := h.p
 	n := len(p)
@@ -93,6 +107,7 @@ func (h *Lower) Shift(dx, dy float64) {
 		h.p[i].y -= dy
 	}
 	h.sumX -= float64(h.count) * dx
+	h.sumY -= float64(h.count) * dy
 	h.x0 -= dx
 	h.y0 -= dy
 	h.last -= dx

@@ -60,6 +60,10 @@ func TestFitClampAndEdgeCases(t *testing.T) {
 	x0, y0 := h.First()
 	require.Equal(t, [2]float64{0, 2}, [2]float64{x0, y0}, "the first point pushed, (1,10), shifted")
 	require.Equal(t, 2.0, h.Span())
+	mx, my := h.Mean() // of every point pushed, (1,10) (1,8) (1,9) (2,100) (3,20), shifted
+	require.InDelta(t, 0.6, mx, 1e-12)
+	require.InDelta(t, 21.4, my, 1e-12)
+	require.Equal(t, 2.0, h.Last())
 	h.Clear()
 	require.Zero(t, h.Count())
 	require.Zero(t, h.Span())

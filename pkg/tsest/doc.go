@@ -60,18 +60,32 @@
 //
 // Without references the estimate is the line minus MinLatency: never later
 // than the receive time minus MinLatency. A hardware reference stamp (a
-// sync pulse at acquisition, UpdateReference) fixes the latency: its offset
-// from the line's grid modulo one period, plus whole periods chosen near
-// the previous latency (or above MinLatency the first time). It is used
-// from the first reference on.
+// sync pulse at acquisition, UpdateReference) is observed late by a jitter
+// that is never negative, like the receive times: each is placed at the
+// sample it belongs to (modulo one period: nearest the current latency, or
+// the first time the earliest at least MinLatency), and the estimates
+// become the line under the current fit's references, so late references
+// cannot pull them. Its slope weighs the references' own fitted slope
+// against the samples' by their precision (n points over a span S with
+// jitter J above them fix a slope to about J/(n·S)): dense references give
+// the slope too, sparse ones only the offset. References are used from the
+// first one on: while the fit is younger than a quarter window (its line
+// may still lie periods above the lower envelope) they are kept, the
+// newest giving the latency, and placed once it is mature. A restart
+// forgets them and keeps the last latency until new ones are placed.
 //
 // # Bad input
 //
-// A receive stamp earlier than the previous one is rejected and counted
-// (three consistent ones in a row are a host clock step back, and restart
-// the fit). Duplicate stamps are counted and treated as a burst; duplicate
-// indexes are rejected. A gap longer than the window restarts the fit,
-// keeping the period. None of these corrupt the period.
+// Every sample gets an estimate; only a repeated index (the same sample
+// again) is rejected and counted. A receive stamp earlier than the
+// previous one is counted: on or above the line (the previous stamp was
+// late) it is fitted like any other; early against the line, its stamp is
+// wrong and it gets the fit's prediction for its index without touching
+// the fit; three in a row that stay behind are a host clock step back and
+// restart the fit. Duplicate stamps are counted and treated as a burst. A
+// gap longer than the window restarts the fit, keeping the period. None of
+// these corrupt the period, and estimates never go back (except across a
+// restart for a clock step back).
 //
 // # Cost
 //
@@ -81,5 +95,7 @@
 // the fit is young and one window's worth after); no allocation once the
 // hulls have grown to a window's samples. The warm-up settling is O(32)
 // once per restart. Memory is bounded by the
-// number of samples in two windows (at most MaxWindowSamples).
+// number of samples in two windows (at most MaxWindowSamples), and of
+// references in two windows. With references, the line under them is
+// refitted when the samples' slope changes (every fourth update).
 package tsest

@@ -19,6 +19,10 @@ const MaxWindowSamples = 1 << 20
 // hull's fitted slope.
 const fitEvery = 4
 
+// maxStep bounds the samples one update may step over (by its index or
+// its lateness), so indexes never overflow.
+const maxStep = 1 << 40
+
 // minPeriod is the shortest period the fit accepts (1 ns): a flatter
 // slope means stamps that do not advance (an unstamped input repeating one
 // stamp), which has no period.
@@ -27,6 +31,20 @@ const minPeriod = 1.0
 // warmup is how many samples the fit needs, without a known period, before
 // losses are inferred from timing.
 const warmup = 32
+
+// ns rounds f nanoseconds to a Duration, saturating at ±(2^63−1) ns (so it
+// can be negated) and taking NaN as 0.
+func ns(f float64) time.Duration {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= -math.MaxInt64:
+		return -math.MaxInt64
+	}
+	return time.Duration(math.Round(f))
+}
 
 // Config configures an Estimator. Start from DefaultConfig.
 type Config struct {
@@ -91,10 +109,11 @@ func (c Config) Validate() error {
 
 // Errors of the updates. Each is also counted in Status.
 var (
-	// ErrBackward: the receive stamp is earlier than the previous one.
-	ErrBackward = errors.New("tsest: receive time went back")
 	// ErrDuplicateIndex: the sample repeats the previous sample's index.
 	ErrDuplicateIndex = errors.New("tsest: duplicate sample index")
+	// ErrReference: a reference stamp belongs to no sample of the current
+	// fit.
+	ErrReference = errors.New("tsest: reference outside the fit")
 )
 
 // Status is a snapshot of an Estimator, with the fields of Rock's
@@ -135,8 +154,13 @@ type Status struct {
 	BaseTimeResets      uint64        `json:"base_time_resets"`
 	BaseTimeResetOffset time.Duration `json:"base_time_reset_offset_ns"`
 
-	References   uint64 `json:"references"`
-	Backward     uint64 `json:"rejected_backward"`   // receive stamps that went back
+	References uint64 `json:"references"`
+	// RejectedReferences belong to no sample of the current fit.
+	RejectedReferences uint64 `json:"rejected_references"`
+	// Backward counts receive stamps earlier than the previous sample's;
+	// each still got an estimate (the JSON name is that of the status
+	// message's field).
+	Backward     uint64 `json:"rejected_backward"`
 	Duplicates   uint64 `json:"duplicate_stamps"`    // same stamp as the previous (a burst)
 	DupIndexes   uint64 `json:"rejected_duplicates"` // same index as the previous
 	Gaps         uint64 `json:"gaps"`                // gaps longer than the window
@@ -162,6 +186,7 @@ type Estimator struct {
 
 	k        int64 // index of the last sample
 	lastRecv stamp.Time
+	recvK    int64 // index of the sample received at lastRecv
 	lastEst  stamp.Time
 	line     hull.Line
 	haveLine bool
@@ -188,8 +213,10 @@ type Estimator struct {
 	warm bool
 	wu   [warmup]stamp.Time
 	wuN  int
-	// wuAnn: losses were announced during the warm-up.
-	wuAnn bool
+	// wuOff: the intervals no longer show the losses (losses were
+	// announced, or a sample with a wrong stamp took an index, during the
+	// warm-up).
+	wuOff bool
 
 	announced int64
 	annTTL    int
@@ -205,9 +232,25 @@ type Estimator struct {
 	dupPeriod float64 // the period when the run began
 	advanced  bool    // the stamps have advanced since the fit started
 
-	latency     float64 // ns
-	haveRef     bool
-	lastRefLine float64
+	latency float64 // ns
+	// haveRef: the latency comes from references. refLat is the latency a
+	// mature fit's references gave (haveRefLat), which places the next
+	// ones; pendRefs are references kept while the fit is too young to
+	// place them.
+	haveRef    bool
+	haveRefLat bool
+	refLat     float64
+	pendRefs   [32]stamp.Time
+	pendN      int
+	// The references (index, reference stamp) of the current fit, in hulls
+	// switched with the samples' and the line under them: anchor is its
+	// value at x = 0, anchorSlope its slope, computed for the samples'
+	// slope anchorM.
+	refHulls    hull.Switching
+	anchor      float64
+	anchorSlope float64
+	anchorM     float64
+	anchorOK    bool
 
 	st Status
 }
@@ -234,9 +277,9 @@ func (e *Estimator) Config() Config { return e.cfg }
 // are kept and Resets counts the call.
 func (e *Estimator) Reset() {
 	st := e.st
-	*e = Estimator{cfg: e.cfg, window: e.window, idxMask: e.idxMask, hulls: e.hulls}
+	*e = Estimator{cfg: e.cfg, window: e.window, idxMask: e.idxMask, hulls: e.hulls, refHulls: e.refHulls}
 	e.hulls.Clear()
-	e.hulls.Young().Clear()
+	e.refHulls.Clear()
 	e.prior = float64(e.cfg.Period)
 	e.period = e.prior
 	e.latency = float64(e.cfg.MinLatency)
@@ -247,15 +290,22 @@ func (e *Estimator) Reset() {
 }
 
 // Update returns the estimated acquisition time of a sample received at t.
-// A t earlier than the previous one is rejected with ErrBackward (the
-// returned stamp is then t itself and nothing changes).
+// Every sample gets one, and the error is always nil (it is there for
+// UpdateIndex's sake). A t earlier than the previous sample's is counted
+// (Status.Backward): if it lies on the line (the previous stamp was late)
+// it is fitted like any other; if it is early against the line, its stamp
+// is wrong and it gets the fit's prediction for its index, leaving the fit
+// alone; three in a row that stay behind are a host clock step back and
+// restart the fit. Estimates never go back.
 func (e *Estimator) Update(t stamp.Time) (stamp.Time, error) {
 	return e.update(t, 0, false)
 }
 
 // UpdateIndex is Update for a sample that carries the sensor's own sample
 // counter, which gives the losses exactly. It wraps at 2^IndexBits. A
-// repeated index is rejected with ErrDuplicateIndex.
+// repeated index (the same sample again) is the only sample rejected: it is
+// counted (Status.DupIndexes) and returns ErrDuplicateIndex with the
+// previous sample's estimate.
 func (e *Estimator) UpdateIndex(t stamp.Time, index uint64) (stamp.Time, error) {
 	return e.update(t, index&e.idxMask, true)
 }
@@ -271,10 +321,10 @@ func (e *Estimator) UpdateLoss() {
 func (e *Estimator) HaveEstimate() bool { return e.period > 0 }
 
 // Period returns the estimated period, 0 if none yet.
-func (e *Estimator) Period() time.Duration { return time.Duration(math.Round(e.period)) }
+func (e *Estimator) Period() time.Duration { return ns(e.period) }
 
 // Latency returns the latency subtracted from the fitted line.
-func (e *Estimator) Latency() time.Duration { return time.Duration(math.Round(e.latency)) }
+func (e *Estimator) Latency() time.Duration { return ns(e.latency) }
 
 // MaxJitter returns the largest receive time minus line seen since reset.
 func (e *Estimator) MaxJitter() time.Duration { return e.st.MaxJitter }
@@ -303,7 +353,7 @@ func (e *Estimator) Status() Status {
 // restart starts a new fit at the sample (t), keeping the period as prior.
 func (e *Estimator) restart(t stamp.Time) {
 	if e.started && e.haveLine {
-		predicted := e.baseT.Add(time.Duration(e.line.At(float64(e.k + 1 - e.baseK))))
+		predicted := e.baseT.Add(ns(e.line.At(float64(e.k + 1 - e.baseK))))
 		e.st.BaseTimeResetOffset = t.Sub(predicted)
 		e.st.BaseTimeResets++
 	}
@@ -321,54 +371,79 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.mature = false
 	e.fits = 0
 	e.dupRun, e.advanced = 0, false
+	// The indexes may not follow on across a restart: the references are
+	// forgotten, and the last latency stands in until the next one.
+	e.refHulls.Clear()
+	e.anchorOK = false
+	e.pendN = 0
+	if e.haveRefLat {
+		e.latency = e.refLat // not a young line's
+	}
 	e.st.BaseTime = t
 	// Without a period, the first samples are kept to settle their losses
 	// from their intervals once there are enough of them.
 	e.warm = e.prior <= 0 && !e.cfg.NeverInferLoss
-	e.wu[0], e.wuN, e.wuAnn = t, 1, false
+	e.wu[0], e.wuN, e.wuOff = t, 1, false
 }
 
 func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time, error) {
-	e.st.TimeRaw = t
-	if e.started && t < e.lastRecv {
-		e.st.Backward++
-		if e.backRun > 0 && t >= e.backLast {
-			e.backRun++
-		} else {
-			e.backRun = 1
-		}
-		e.backLast = t
-		if e.backRun < 3 {
-			return t, fmt.Errorf("%w: %v after %v", ErrBackward, t, e.lastRecv)
-		}
-		// Three consistent samples behind the old time base: the host
-		// clock stepped back. Start over from this one.
-		e.st.ClockSteps++
-		e.k++
-		e.restart(t)
-		e.lastEst = stamp.Min
-	}
-	e.backRun = 0
-
-	// The index of this sample.
+	// The index of this sample: a repeated one is the only rejection.
+	hasIndex := indexed
 	step := int64(1)
 	if indexed && e.haveIndex {
 		d := (index - e.lastIndex) & e.idxMask
 		switch {
 		case d == 0:
 			e.st.DupIndexes++
-			return t, fmt.Errorf("%w: %d", ErrDuplicateIndex, index)
+			return e.lastEst, fmt.Errorf("%w: %d", ErrDuplicateIndex, index)
 		case e.indexPlausible(t, d):
 			step = int64(d)
 		default:
-			e.st.IndexResets++ // counter reset or jump: fall back on timing
+			// A counter reset or jump: this sample is placed by timing,
+			// and the counter followed from it.
+			e.st.IndexResets++
 			indexed = false
 		}
 	}
-	if indexed {
+	e.st.TimeRaw = t
+	if hasIndex {
 		e.haveIndex = true
 		e.lastIndex = index
 	}
+	if e.started && t < e.lastRecv {
+		e.st.Backward++
+		if e.pending {
+			// Stamped before the suspect (the previous sample): the
+			// suspect was late, not the first after a loss.
+			e.lateOnly++
+			e.flushPending(0)
+		}
+		if e.backRun > 0 && t >= e.backLast {
+			e.backRun++
+		} else {
+			e.backRun = 1
+		}
+		e.backLast = t
+		switch {
+		case e.backRun >= 3:
+			// Three consistent samples behind the old time base: the host
+			// clock stepped back. Start over from this one.
+			e.st.ClockSteps++
+			e.k += step
+			e.restart(t)
+			e.lastEst = stamp.Min
+			step = 0
+		case e.onLine(t, e.k+step):
+			// On the line: its stamp is right and the previous one was
+			// late. It is fitted like any other.
+		default:
+			// Early against the line (or no line to judge it by): its
+			// stamp is wrong. The fit's prediction stamps it.
+			return e.predict(t, step), nil
+		}
+	}
+	e.backRun = 0
+
 	// Stamps that stop advancing: a run of duplicates. When they advance
 	// again, a run that began with the fit (stamps that never advanced: an
 	// unstamped start) or lasted longer than a window's worth of periods
@@ -395,7 +470,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	}
 	hold := false
 
-	if !e.started || stalled || time.Duration(t-e.lastRecv) > e.cfg.Window {
+	if !e.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
 		if e.started && !startOnly {
 			e.st.Gaps++
 		}
@@ -412,7 +487,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 				e.announced, e.st.ExpectedLosses = 0, 0
 				e.st.LostSamplesTotal += uint64(n)
 				step += n
-				e.wuAnn = true
+				e.wuOff = true
 			}
 		case !indexed:
 			if e.warm {
@@ -432,6 +507,97 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		}
 		e.k += step
 	}
+	e.tickAnnounced()
+
+	// Fit.
+	x := float64(e.k - e.baseK)
+	y := float64(t.Sub(e.baseT)) // saturated: only a window as long as the stamps could overflow
+	if hold {
+		e.pendT = t
+	} else {
+		e.hulls.Push(x, y)
+	}
+	if young := e.hulls.Young(); t.Sub(e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
+		e.switchHulls(t)
+		x = float64(e.k - e.baseK)
+		y = float64(t.Sub(e.baseT))
+	}
+	e.fit(t)
+	if e.pendN > 0 && e.placing() {
+		e.placePending()
+	}
+	est := t.Add(-ns(e.latency))
+	if e.haveLine {
+		lv := e.line.At(x)
+		if jit := ns(y - lv); jit > e.st.MaxJitter {
+			e.st.MaxJitter = jit
+		}
+		est = e.estimateAt(x)
+	}
+	// Never acquired after it was received (with references, MinLatency
+	// no longer bounds the latency).
+	if lim := t.Add(-e.cfg.MinLatency); !e.haveRef && est > lim {
+		est = lim
+	} else if est > t {
+		est = t
+	}
+	if est < e.lastEst {
+		est = e.lastEst // estimates never go back
+	}
+	e.lastRecv, e.lastEst, e.recvK = t, est, e.k
+	e.st.Samples++
+	e.st.Stamp = est
+	e.st.LastCorrection = t.Sub(est)
+	return est, nil
+}
+
+// onLine reports whether t is on or above the line's prediction for index
+// k (late counts: the hull is not pulled by late points), with a fit mature
+// enough to judge it.
+func (e *Estimator) onLine(t stamp.Time, k int64) bool {
+	return e.haveLine && e.period > 0 && e.mature && !e.warm && e.lateness(t, k) >= 0
+}
+
+// predict stamps a sample received at t, step indexes after the previous
+// one, whose receive stamp is wrong (it went back, and is early against
+// the line): the fit's estimate for its index, never before the previous
+// estimate nor after the last receive stamp plus the periods since. The
+// fit, the period and the time of the last receive stamp are left as they
+// were.
+func (e *Estimator) predict(t stamp.Time, step int64) stamp.Time {
+	e.k += step
+	if e.warm {
+		e.wuOff = true // the warm-up's samples no longer have consecutive indexes
+	}
+	e.tickAnnounced()
+	e.frac = 0
+	est := e.lastEst
+	ahead := ns(float64(e.k-e.recvK) * e.period)
+	switch {
+	case e.haveLine && e.period > 0:
+		// No later than the periods since the last receive stamp allow
+		// (as if this one were on time): a line that runs ahead of the
+		// stamps (their estimates were held to them) does not carry it
+		// away.
+		lim := e.lastRecv.Add(ahead)
+		if !e.haveRef {
+			lim = lim.Add(-e.cfg.MinLatency)
+		}
+		est = min(e.estimateAt(float64(e.k-e.baseK)), lim)
+	case e.period > 0:
+		est = e.lastEst.Add(ahead)
+	}
+	est = max(est, e.lastEst)
+	e.lastEst = est
+	e.st.Samples++
+	e.st.Stamp = est
+	e.st.LastCorrection = t.Sub(est)
+	return est
+}
+
+// tickAnnounced counts an update against the announced losses' deadline:
+// those the stream has not shown within 10 updates are rejected.
+func (e *Estimator) tickAnnounced() {
 	if e.annTTL > 0 {
 		if e.annTTL--; e.annTTL == 0 {
 			e.st.RejectedExpectedLosses += uint64(e.announced)
@@ -439,48 +605,13 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 			e.st.ExpectedLosses = 0
 		}
 	}
-
-	// Fit.
-	x := float64(e.k - e.baseK)
-	y := float64(t - e.baseT) // within a window or two of the base: no overflow
-	if hold {
-		e.pendT = t
-	} else {
-		e.hulls.Push(x, y)
-	}
-	if young := e.hulls.Young(); time.Duration(t-e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
-		e.switchHulls(t)
-		x = float64(e.k - e.baseK)
-		y = float64(t - e.baseT)
-	}
-	e.fit(t)
-	est := t.Add(-time.Duration(math.Round(e.latency)))
-	if e.haveLine {
-		lv := e.line.At(x)
-		if jit := time.Duration(y - lv); jit > e.st.MaxJitter {
-			e.st.MaxJitter = jit
-		}
-		est = e.baseT + stamp.Time(math.Round(lv+e.frac*e.period-e.latency))
-		e.frac = 0
-	}
-	if !e.haveRef && est > t-stamp.Time(e.cfg.MinLatency) {
-		est = t - stamp.Time(e.cfg.MinLatency)
-	}
-	if est < e.lastEst {
-		est = e.lastEst // estimates never go back
-	}
-	e.lastRecv, e.lastEst = t, est
-	e.st.Samples++
-	e.st.Stamp = est
-	e.st.LastCorrection = time.Duration(t - est)
-	return est, nil
 }
 
 // indexPlausible reports whether an index step of d fits the time elapsed
 // since the previous sample (a counter reset or corruption does not).
 func (e *Estimator) indexPlausible(t stamp.Time, d uint64) bool {
-	if d > e.idxMask/2 {
-		return false // went back
+	if d > e.idxMask/2 || d > maxStep {
+		return false // went back, or absurdly far
 	}
 	if e.period <= 0 || !e.started {
 		return true
@@ -543,7 +674,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	if late < 1 && e.announced > 0 {
 		// Announced, and the line (young, or drifting) sees no gap: the
 		// interval since the previous sample may still show it.
-		if gap := float64(t - e.lastRecv); gap >= 1.5*e.period {
+		if gap := float64(t.Sub(e.lastRecv)); gap >= 1.5*e.period {
 			late = int64(math.Round(gap/e.period)) - 1
 		}
 	}
@@ -600,11 +731,13 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 // lateness returns how many whole periods after the line's prediction for
 // index k the time t is, counting 0.9 period as one; negative if early.
 func (e *Estimator) lateness(t stamp.Time, k int64) int64 {
-	d := float64(t-e.baseT) - e.line.At(float64(k-e.baseK))
+	d := float64(t.Sub(e.baseT)) - e.line.At(float64(k-e.baseK))
 	if d >= -0.1*e.period && d < 0.9*e.period {
 		return 0 // on time: the common case, without a division
 	}
-	return int64(math.Floor(d/e.period + 0.1))
+	// Bounded, so the indexes cannot overflow: no sample is 2^40 periods
+	// late within a window (of at most MaxWindowSamples samples).
+	return int64(math.Max(-maxStep, math.Min(maxStep, math.Floor(d/e.period+0.1))))
 }
 
 // flushPending settles the held suspect as following lost losses (it was
@@ -637,17 +770,17 @@ func (e *Estimator) flushPending(lost int64) {
 // their indexes.
 func (e *Estimator) settleWarmup() {
 	e.warm = false
-	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss || e.wuAnn {
+	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss || e.wuOff {
 		return // the hulls switched during the warm-up: a very short window
 	}
 	var d [warmup - 1]int64
 	for i := range d {
-		d[i] = int64(e.wu[i+1] - e.wu[i])
+		d[i] = int64(e.wu[i+1].Sub(e.wu[i]))
 	}
 	// The period: the mean interval, then the mean with the losses found
 	// (bounded jitter cannot move it, unlike a median of intervals that
 	// alternate long and short).
-	span := float64(e.wu[len(e.wu)-1] - e.wu[0])
+	span := float64(e.wu[len(e.wu)-1].Sub(e.wu[0]))
 	m := span / float64(len(d))
 	if m <= 0 {
 		return
@@ -685,13 +818,14 @@ func (e *Estimator) settleWarmup() {
 		return
 	}
 	e.hulls.Clear()
-	e.hulls.Young().Clear()
+	e.refHulls.Clear() // their indexes moved too
+	e.anchorOK = false
 	x := int64(0)
 	for i := range e.wuN - 1 {
 		if i > 0 {
 			x += 1 + lost[i-1]
 		}
-		e.hulls.Push(float64(x), float64(e.wu[i]-e.baseT))
+		e.hulls.Push(float64(x), float64(e.wu[i].Sub(e.baseT)))
 	}
 	e.k = e.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
@@ -705,13 +839,16 @@ func (e *Estimator) switchHulls(t stamp.Time) {
 	young := e.hulls.Young()
 	x0, y0 := young.First()
 	dk := int64(math.Round(x0))
-	dy := time.Duration(math.Round(y0))
+	dy := ns(y0)
 	e.hulls.Switch()
 	e.warm = false
 	e.hulls.Answering().Shift(float64(dk), float64(dy))
+	e.refHulls.Switch()
+	e.refHulls.Answering().Shift(float64(dk), float64(dy))
 	e.baseK += dk
 	e.baseT = e.baseT.Add(dy)
 	e.youngFrom = t
+	e.anchorOK = false
 	if e.haveLine {
 		e.line.X0 -= float64(dk)
 		e.line.Y0 -= float64(dy)
@@ -725,7 +862,7 @@ func (e *Estimator) fit(t stamp.Time) {
 		return
 	}
 	lo, hi := math.SmallestNonzeroFloat64, math.Inf(1) // a slope at lo: stamps that do not advance
-	short := h.Count() < 8 || float64(t-e.baseT) < e.window/4
+	short := h.Count() < 8 || float64(t.Sub(e.baseT)) < e.window/4
 	e.mature = !short
 	switch {
 	case short && e.prior > 0:
@@ -768,40 +905,155 @@ func (e *Estimator) fit(t stamp.Time) {
 }
 
 // UpdateReference takes a hardware reference stamp: the true acquisition
-// time of a sample (e.g. a sync pulse). The latency becomes the line's
-// offset from the reference, so estimates become absolute. It is used from
-// the first reference, as soon as the estimator has a period.
-func (e *Estimator) UpdateReference(ref stamp.Time) {
+// time of a sample (e.g. a sync pulse), observed late by a jitter that is
+// never negative. It is used from the first reference on, as soon as the
+// estimator has a period.
+//
+// Which sample a reference belongs to is known only modulo one period: it
+// is the one whose line value minus the latency is nearest (the first
+// time, the earliest one at least MinLatency after it). A young fit's line
+// is too uncertain to tell (it may lie periods above the samples' lower
+// envelope), so until the fit covers a quarter window the references are
+// kept, the newest giving the latency, and placed once it does. The
+// estimates are then the line under the references of the current fit
+// (late references cannot pull it), at a slope that weighs theirs against
+// the samples' by precision. Every restart forgets them (the indexes may
+// not follow on), keeping the last latency until the next ones are placed;
+// a latency that changes is followed as references leave the fit (one to
+// two windows).
+//
+// A reference that belongs to a sample before the current fit, more than a
+// window's worth of samples after the last one, or before the previous
+// reference's, is rejected with ErrReference and counted.
+func (e *Estimator) UpdateReference(ref stamp.Time) error {
 	e.st.References++
 	e.st.ReferenceTimeRaw = ref
-	if !e.haveLine || e.period <= 0 {
-		return
+	if !e.placing() {
+		if e.pendN == len(e.pendRefs) {
+			copy(e.pendRefs[:], e.pendRefs[1:]) // the newest are kept
+			e.pendN--
+		}
+		e.pendRefs[e.pendN] = ref
+		e.pendN++
+		if e.haveLine && e.period > 0 {
+			// Meanwhile the young line gives the latency.
+			_, lat := e.place(ref)
+			e.st.LatencyRaw = ns(lat)
+			e.latency, e.haveRef = lat, true
+		}
+		return nil
 	}
-	// The line's value at the grid point nearest the reference, relative to
-	// the reference: the latency modulo one period.
+	return e.addReference(ref)
+}
+
+// placing reports whether the fit is mature enough to place references.
+func (e *Estimator) placing() bool {
+	return e.haveLine && e.period > 0 && e.mature && !e.warm
+}
+
+// place returns the index (relative to the base) of the sample ref belongs
+// to, and the latency of the line there.
+func (e *Estimator) place(ref stamp.Time) (x, lat float64) {
+	m := e.line.M
+	if m < minPeriod {
+		m = e.period
+	}
 	yref := float64(ref.Sub(e.baseT))
-	k := math.Round(e.line.X0 + (yref-e.line.Y0)/e.period)
-	d := e.line.At(k) - yref
-	frac := math.Mod(d, e.period)
-	if frac < 0 {
-		frac += e.period
-	}
-	target := e.latency
-	if !e.haveRef {
-		target = float64(e.cfg.MinLatency)
-	}
-	// Whole periods: the candidate nearest the previous latency (or the
-	// least one not below MinLatency, the first time).
-	n := math.Round((target - frac) / e.period)
-	if !e.haveRef {
-		n = math.Ceil((target - frac) / e.period)
-	}
-	lat := frac + n*e.period
-	e.st.LatencyRaw = time.Duration(math.Round(lat))
-	if e.haveRef && math.Abs(lat-e.latency) < e.period/4 {
-		e.latency += 0.2 * (lat - e.latency)
+	if e.haveRefLat {
+		x = math.Round(e.line.X0 + (yref+e.refLat-e.line.Y0)/m)
 	} else {
-		e.latency = lat
+		x = math.Ceil(e.line.X0 + (yref+float64(e.cfg.MinLatency)-e.line.Y0)/m - 1e-9)
 	}
+	return x, e.line.At(x) - yref
+}
+
+// addReference places ref with a mature fit and adds it to the fit's
+// references.
+func (e *Estimator) addReference(ref stamp.Time) error {
+	xr, lat := e.place(ref)
+	cur := float64(e.k - e.baseK)
+	rh := e.refHulls.Answering()
+	switch {
+	case !(xr >= 0 && xr-cur <= e.window/e.period+1):
+		e.st.RejectedReferences++
+		return fmt.Errorf("%w: %v belongs to no sample of the current fit (from %v, up to a window after %v)", ErrReference, ref, e.baseT, e.lastRecv)
+	case rh.Count() > 0 && xr < rh.Last():
+		e.st.RejectedReferences++
+		return fmt.Errorf("%w: %v belongs to a sample before the previous reference's", ErrReference, ref)
+	}
+	e.st.LatencyRaw = ns(lat)
+	e.refHulls.Push(xr, float64(ref.Sub(e.baseT)))
+	e.anchorOK = false
 	e.haveRef = true
+	e.refLatency(cur)
+	return nil
+}
+
+// placePending places the references kept while the fit was young.
+func (e *Estimator) placePending() {
+	for _, r := range e.pendRefs[:e.pendN] {
+		_ = e.addReference(r) // a rejection is counted
+	}
+	e.pendN = 0
+}
+
+// refLatency sets the latency at index x from the fit's references, if
+// it has any; a mature fit's is kept to place the next references.
+func (e *Estimator) refLatency(x float64) {
+	if r, ok := e.refLine(x); ok {
+		e.latency = e.line.At(x) - r
+		e.refLat, e.haveRefLat = e.latency, true
+	}
+}
+
+// estimateAt returns the estimate for index x (relative to the base): the
+// line minus the latency, moved by frac periods (a suspect's stamp).
+func (e *Estimator) estimateAt(x float64) stamp.Time {
+	e.refLatency(x)
+	est := e.baseT.Add(ns(e.line.At(x) + e.frac*e.period - e.latency))
+	e.frac = 0
+	return est
+}
+
+// refLine returns, at index x, the line under the current fit's
+// references; false if there are none. Its slope weighs the references'
+// own fitted slope against the samples' by their precision: a lower
+// envelope of n points spread over a span S with jitter J above it has a
+// slope error of about J/(n·S), so dense references (whose jitter is
+// small) give the slope, and sparse ones only the offset.
+func (e *Estimator) refLine(x float64) (float64, bool) {
+	rh := e.refHulls.Answering()
+	if rh.Count() == 0 {
+		return 0, false
+	}
+	m := e.line.M
+	if !e.anchorOK || m != e.anchorM {
+		mr := m
+		if rh.Vertices() >= 2 {
+			lf, _ := rh.Fit(minPeriod, math.Inf(1))
+			wf := precision(rh, lf)
+			wr := precision(e.hulls.Answering(), e.line)
+			if wf+wr > 0 && !math.IsInf(wf+wr, 0) {
+				mr = (wf*lf.M + wr*m) / (wf + wr)
+			} else if math.IsInf(wf, 1) {
+				mr = lf.M
+			}
+		}
+		l := rh.Support(mr)
+		e.anchor, e.anchorSlope, e.anchorM, e.anchorOK = l.At(0), mr, m, true
+	}
+	return e.anchor + e.anchorSlope*x, true
+}
+
+// precision returns the weight of line l's slope as fitted under the points
+// of h: (n·S/J)², with J the points' mean height above l (at least 1 ns).
+func precision(h *hull.Lower, l hull.Line) float64 {
+	n := float64(h.Count())
+	if n <= 2 {
+		return 0
+	}
+	mx, my := h.Mean()
+	j := max((my-l.At(mx))*n/(n-2), 1)
+	v := (n - 2) * h.Span() / j
+	return v * v
 }

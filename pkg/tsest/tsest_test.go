@@ -1,7 +1,7 @@
 package tsest
 
 import (
-	"math"
+	"errors"
 	"testing"
 	"time"
 
@@ -223,33 +223,80 @@ func TestGapWithExpectedPeriod(t *testing.T) {
 	require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 2000)
 }
 
-// TestBackwardTime: stamps that go back are rejected and counted, and do
-// not corrupt the period; a lasting step back restarts the fit.
+// TestBackwardTime: a stamp that goes back still gets an estimate: the
+// fit's prediction when it is early against the line (a wrong stamp), or
+// the fit when the previous stamp was the late one; neither corrupts the
+// period, estimates never go back, and a lasting step back restarts the
+// fit.
 func TestBackwardTime(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   int           // the sample whose stamp is moved
+		by   time.Duration // how far
+	}{
+		{"one early by 1 s", 500, -time.Second},
+		{"one early by 15 ms", 500, -15 * time.Millisecond},
+		{"one late by 50 ms: the next ones go back", 500, 50 * time.Millisecond},
+		{"one early during the warm-up", 10, -20 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEstimator(t, scenario{})
+			samples := sim.Delivered(simulate(t, scenario{}, 5, 1000))
+			prev := stamp.Min
+			for i, s := range samples {
+				recv := s.Receive
+				if i == tc.at {
+					recv = recv.Add(tc.by)
+				}
+				got, err := e.Update(recv)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, got, prev, "sample %d: estimates never go back", i)
+				prev = got
+				errI := got.Sub(s.True) - 5*time.Millisecond // the latency is 5 ms + jitter
+				switch {
+				case i >= 200 && i >= tc.at && i <= tc.at+int(tc.by/(10*time.Millisecond)) && tc.by > 0:
+					// A late stamp is a suspect, stamped as late or lost
+					// (the stream never delayed a sample: all but one
+					// period of the delay are guessed lost), and the
+					// samples stamped before it cannot be estimated
+					// earlier than it.
+					require.Less(t, errI.Abs(), tc.by+time.Millisecond, "sample %d", i)
+				case i >= 200:
+					require.Less(t, errI.Abs(), 300*time.Microsecond, "sample %d", i)
+				case i > tc.at:
+					require.Less(t, errI.Abs(), 2500*time.Microsecond, "sample %d", i)
+				}
+			}
+			st := e.Status()
+			require.Equal(t, uint64(1), st.Backward)
+			require.Zero(t, st.ClockSteps)
+			require.Zero(t, st.LostSamplesTotal)
+			require.Equal(t, uint64(len(samples)), st.Samples, "every sample estimated")
+			require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 1000)
+		})
+	}
+
+	// A host clock step back by 2 s: two samples stamped from the fit, then
+	// a restart from the third.
 	e := newEstimator(t, scenario{})
 	samples := sim.Delivered(simulate(t, scenario{}, 5, 1000))
-	for i, s := range samples {
-		if i == 500 {
-			got, err := e.Update(s.Receive.Add(-time.Second))
-			require.ErrorIs(t, err, ErrBackward)
-			require.Equal(t, s.Receive.Add(-time.Second), got)
-		}
-		_, err := e.Update(s.Receive)
-		require.NoError(t, err)
+	var last stamp.Time
+	for _, s := range samples {
+		last, _ = e.Update(s.Receive)
 	}
-	require.Equal(t, uint64(1), e.Status().Backward)
-	require.InDelta(t, float64(10*time.Millisecond), float64(e.Period()), 1000)
-
-	// A host clock step back by 2 s: three rejects, then a restart.
-	last := samples[len(samples)-1].Receive
-	var errs int
+	recv := samples[len(samples)-1].Receive
 	for i := 1; i <= 10; i++ {
-		if _, err := e.Update(last.Add(time.Duration(i)*10*time.Millisecond - 2*time.Second)); err != nil {
-			errs++
+		got, err := e.Update(recv.Add(time.Duration(i)*10*time.Millisecond - 2*time.Second))
+		require.NoError(t, err)
+		if i <= 2 {
+			require.InDelta(t, float64(last.Add(time.Duration(i)*10*time.Millisecond)), float64(got), float64(100*time.Microsecond),
+				"sample %d after the step: the fit's prediction", i)
 		}
 	}
-	require.Equal(t, 2, errs)
-	require.Equal(t, uint64(1), e.Status().ClockSteps)
+	st := e.Status()
+	require.Equal(t, uint64(1), st.ClockSteps)
+	require.Equal(t, uint64(3), st.Backward)
+	require.Equal(t, uint64(len(samples)+10), st.Samples)
 }
 
 func TestDuplicatesAndIndexReset(t *testing.T) {
@@ -276,6 +323,13 @@ func TestDuplicatesAndIndexReset(t *testing.T) {
 	_, err = e.Update(base.Add(1010 * time.Millisecond))
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), e.Status().Duplicates)
+	// The counter is followed from where it jumped: the next indexes count
+	// losses again.
+	got, err = e.UpdateIndex(base.Add(1040*time.Millisecond), 1_000_002)
+	require.NoError(t, err)
+	st = e.Status()
+	require.Equal(t, uint64(2), st.IndexResets)
+	require.Equal(t, uint64(1), st.LostSamplesTotal)
 }
 
 // TestStampsThatDoNotAdvance: an input that repeats one stamp (an
@@ -411,49 +465,6 @@ func TestProperties(t *testing.T) {
 		// nor more than MaxWindowSamples.
 		if st := e.Status(); st.WindowSize > MaxWindowSamples || uint64(st.WindowSize) > st.Samples {
 			rt.Fatalf("window %d (samples %d)", st.WindowSize, st.Samples)
-		}
-	})
-}
-
-// FuzzEvents feeds arbitrary event sequences: never a panic, memory bounded.
-func FuzzEvents(f *testing.F) {
-	for i := range scenarios {
-		f.Add([]byte{byte(i), 0, 1, 2, 3, 200, 4, 0}, int64(10_000_000))
-	}
-	f.Add([]byte{255, 254, 0, 0, 0, 1}, int64(1))
-	f.Fuzz(func(t *testing.T, ops []byte, period int64) {
-		if period <= 0 || period > int64(time.Second) {
-			period = int64(10 * time.Millisecond)
-		}
-		e, err := New(Config{Window: time.Second, LossThreshold: int(len(ops) % 4), IndexBits: 1 + len(ops)%64})
-		require.NoError(t, err)
-		now := stamp.Time(1_700_000_000_000_000_000)
-		for i, op := range ops {
-			switch op % 8 {
-			case 0, 1, 2:
-				now = now.Add(time.Duration(period) + time.Duration(op)*time.Microsecond*50)
-				_, _ = e.Update(now)
-			case 3:
-				now = now.Add(time.Duration(period))
-				_, _ = e.UpdateIndex(now, uint64(i*int(op)))
-			case 4:
-				e.UpdateLoss()
-			case 5:
-				e.UpdateReference(now.Add(-time.Duration(op) * time.Microsecond))
-			case 6:
-				now = now.Add(-time.Duration(op) * time.Millisecond) // back
-				_, _ = e.Update(now)
-			case 7:
-				if op > 200 {
-					e.Reset()
-				} else {
-					now = now.Add(time.Duration(op) * time.Hour / 10) // absurd gap
-					_, _ = e.Update(now)
-				}
-			}
-			st := e.Status()
-			require.LessOrEqual(t, st.WindowSize, MaxWindowSamples)
-			require.False(t, math.IsNaN(float64(st.Period)))
 		}
 	})
 }
@@ -619,6 +630,112 @@ func TestLossCountProperty(t *testing.T) {
 		}
 		if got > want || got+undecided < want {
 			rt.Fatalf("counted %d lost samples, the simulator lost %d (%d undecided)", got, want, undecided)
+		}
+	})
+}
+
+// TestEverySampleEstimated: whatever the events (stamps going back by a
+// little or a lot, duplicate stamps, gaps, indexes repeated, skipped or
+// reset, losses, references, resets) and the configuration, every sample
+// gets an estimate except one that repeats the previous index, which is
+// rejected and counted; estimates never go back except across a restart,
+// and never run ahead of the stamps by more than a window.
+func TestEverySampleEstimated(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg := DefaultConfig()
+		cfg.Window = time.Duration(rapid.IntRange(50, 5000).Draw(rt, "window_ms")) * time.Millisecond
+		period := time.Duration(rapid.IntRange(1, 40).Draw(rt, "period_ms")) * time.Millisecond
+		if rapid.Bool().Draw(rt, "prior") && period < cfg.Window {
+			cfg.Period = period
+		}
+		cfg.MinLatency = time.Duration(rapid.IntRange(0, 20).Draw(rt, "minlat_ms")) * time.Millisecond
+		cfg.LossThreshold = rapid.IntRange(0, 4).Draw(rt, "threshold")
+		cfg.NeverInferLoss = rapid.Bool().Draw(rt, "never_infer")
+		cfg.IndexBits = rapid.IntRange(1, 64).Draw(rt, "bits")
+		e, err := New(cfg)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		mask := ^uint64(0) >> (64 - cfg.IndexBits)
+		now := stamp.Time(rapid.Int64Range(0, 2e18).Draw(rt, "start"))
+		maxRecv := now
+		var idx uint64
+		haveIdx := false
+		prev := stamp.Min
+		n := rapid.IntRange(1, 600).Draw(rt, "events")
+		for i := range n {
+			before := e.Status()
+			switch ev := rapid.IntRange(0, 19).Draw(rt, "event"); {
+			case ev == 0:
+				e.UpdateLoss()
+				continue
+			case ev == 1:
+				off := time.Duration(rapid.IntRange(-60, 60).Draw(rt, "ref_ms")) * time.Millisecond
+				_ = e.UpdateReference(now.Add(off)) // a rejection is counted
+				continue
+			case ev == 2 && rapid.IntRange(0, 9).Draw(rt, "reset") == 0:
+				e.Reset()
+				haveIdx, prev = false, stamp.Min
+				continue
+			}
+			// A sample: mostly on time, sometimes going back, repeated,
+			// or after a gap.
+			dt := period + time.Duration(rapid.IntRange(0, 3000).Draw(rt, "jitter_us"))*time.Microsecond
+			switch rapid.IntRange(0, 19).Draw(rt, "kind") {
+			case 0:
+				dt = -time.Duration(rapid.IntRange(1, 30).Draw(rt, "back_ms")) * time.Millisecond
+			case 1:
+				dt = -time.Duration(rapid.IntRange(1, 5000).Draw(rt, "far_back_ms")) * time.Millisecond
+			case 2:
+				dt = 0
+			case 3:
+				dt = time.Duration(rapid.IntRange(1, 10000).Draw(rt, "gap_ms")) * time.Millisecond
+			}
+			now = now.Add(dt)
+			maxRecv = max(maxRecv, now)
+			var got stamp.Time
+			dup, step := false, uint64(1)
+			if rapid.Bool().Draw(rt, "indexed") {
+				next := idx + 1
+				switch rapid.IntRange(0, 9).Draw(rt, "index_kind") {
+				case 0:
+					next = idx // repeated
+				case 1:
+					next = idx + uint64(rapid.IntRange(2, 5).Draw(rt, "skip"))
+				case 2:
+					next = rapid.Uint64().Draw(rt, "index")
+				}
+				next &= mask
+				dup = haveIdx && next == idx
+				if haveIdx && next-idx <= 5 {
+					step = next - idx
+				}
+				got, err = e.UpdateIndex(now, next)
+				idx, haveIdx = next, true
+			} else {
+				got, err = e.Update(now)
+			}
+			after := e.Status()
+			if dup {
+				if !errors.Is(err, ErrDuplicateIndex) || after.Samples != before.Samples || after.DupIndexes != before.DupIndexes+1 {
+					rt.Fatalf("event %d: a repeated index: err %v, samples %d -> %d", i, err, before.Samples, after.Samples)
+				}
+				continue
+			}
+			if err != nil || after.Samples != before.Samples+1 {
+				rt.Fatalf("event %d: sample at %v not estimated: err %v, samples %d -> %d", i, now, err, before.Samples, after.Samples)
+			}
+			restarted := after.Gaps != before.Gaps || after.ClockSteps != before.ClockSteps || after.BaseTimeResets != before.BaseTimeResets
+			if got < prev && !restarted {
+				rt.Fatalf("event %d: estimate %v went back from %v", i, got, prev)
+			}
+			// A stamp that went back is estimated by the fit's prediction
+			// for its index: up to its index step of periods after the
+			// previous estimate or the latest stamp, never more.
+			if got > max(maxRecv, prev).Add(cfg.Window+time.Duration(step)*max(period, e.Period())) {
+				rt.Fatalf("event %d: estimate %v far from the stamp %v (latest %v, previous estimate %v)", i, got, now, maxRecv, prev)
+			}
+			prev = got
 		}
 	})
 }

@@ -111,9 +111,10 @@ func New(cfg Config) (*Core, error) {
 }
 
 // Process handles one message of the input topic received at receive and
-// rewrites its header.stamp. It reports whether to publish the message; a
-// sample the estimator rejected (its time went back, or it repeated an
-// index) is dropped and counted, and err says why for malformed messages.
+// rewrites its header.stamp. It reports whether to publish the message:
+// every message whose header parses is published (a stamp that went back
+// gets the fit's estimate too, counted in the estimator's status); err
+// says why for malformed messages, which are dropped and counted.
 func (c *Core) Process(msg []byte, receive stamp.Time) (publish bool, err error) {
 	c.st.MessagesIn++
 	t, _, err := stamp.Header(msg) // frame_id checked too: evidence of a leading Header
@@ -126,6 +127,8 @@ func (c *Core) Process(msg []byte, receive stamp.Time) (publish bool, err error)
 	}
 	est, err := c.est.Update(t)
 	if err != nil {
+		// Only a repeated sample index is rejected, and this node gives
+		// none; counted all the same should that change.
 		c.st.DroppedRejected++
 		return false, nil
 	}
@@ -138,7 +141,9 @@ func (c *Core) Process(msg []byte, receive stamp.Time) (publish bool, err error)
 }
 
 // Reference takes a message of the reference topic: its header.stamp is a
-// hardware reference stamp.
+// hardware reference stamp. A reference the estimator rejects (it belongs
+// to no sample of the current fit) is counted in its status, and the error
+// says why.
 func (c *Core) Reference(msg []byte) error {
 	t, _, err := stamp.Header(msg) // frame_id checked too: evidence of a leading Header
 	if err != nil {
@@ -146,8 +151,7 @@ func (c *Core) Reference(msg []byte) error {
 		return err
 	}
 	c.st.References++
-	c.est.UpdateReference(t)
-	return nil
+	return c.est.UpdateReference(t)
 }
 
 func (c *Core) malformed(err error) {
@@ -185,7 +189,13 @@ func Diagnose(name string, s, prev Status) runtime.Diagnostic {
 		d.Raise(runtime.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
 	}
 	if n := s.DroppedRejected - prev.DroppedRejected; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d samples rejected (stamps going back or repeated)", n))
+		d.Raise(runtime.Warn, fmt.Sprintf("%d samples rejected (repeated indexes)", n))
+	}
+	if n := s.Estimator.Backward - prev.Estimator.Backward; n > 0 {
+		d.Raise(runtime.Warn, fmt.Sprintf("%d stamps went back (stamped from the fit)", n))
+	}
+	if n := s.Estimator.RejectedReferences - prev.Estimator.RejectedReferences; n > 0 {
+		d.Raise(runtime.Warn, fmt.Sprintf("%d references rejected (no sample of the current fit)", n))
 	}
 	if n, of := s.Estimator.Duplicates-prev.Estimator.Duplicates, s.Estimator.Samples-prev.Estimator.Samples; n > 0 && 2*n >= of {
 		// Bursts repeat a stamp now and then; most samples repeating one
@@ -203,6 +213,8 @@ func Diagnose(name string, s, prev Status) runtime.Diagnostic {
 	d.Add("last_correction", e.LastCorrection)
 	d.Add("lost_samples", e.LostSamplesTotal)
 	d.Add("duplicate_stamps", e.Duplicates)
+	d.Add("backward_stamps", e.Backward)
+	d.Add("rejected_references", e.RejectedReferences)
 	d.Add("window_size", e.WindowSize)
 	d.Add("messages_in", s.MessagesIn)
 	d.Add("messages_out", s.MessagesOut)

@@ -11,6 +11,7 @@ import (
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
+	"github.com/timealign/timealign/pkg/tsest"
 )
 
 func imu(t testing.TB, n int) []sim.Sample {
@@ -64,9 +65,9 @@ func TestBadInput(t *testing.T) {
 	require.Error(t, err)
 	_, err = core.Process(cdrtest.Message(2e9, "", 0), 0)
 	require.NoError(t, err)
-	pub, err = core.Process(cdrtest.Message(1e9, "", 0), 0) // back in time
+	pub, err = core.Process(cdrtest.Message(1e9, "", 0), 0) // back in time: still published
 	require.NoError(t, err)
-	require.False(t, pub)
+	require.True(t, pub)
 	// A std_msgs/String "hello": no Header, though its first bytes parse as a stamp.
 	_, err = core.Process([]byte{0, 1, 0, 0, 6, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0, 0, 0}, 0)
 	require.ErrorIs(t, err, stamp.ErrTruncated)
@@ -74,18 +75,57 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, core.Reference(cdrtest.Message(1e9, "", 0)))
 	st := core.Status()
 	require.Equal(t, uint64(3), st.DroppedMalformed)
-	require.Equal(t, uint64(1), st.DroppedRejected)
+	require.Zero(t, st.DroppedRejected)
+	require.Equal(t, uint64(2), st.MessagesOut)
+	require.Equal(t, uint64(1), st.Estimator.Backward)
 	require.Equal(t, uint64(1), st.References)
 	d := Diagnose("/ts", st, Status{})
 	require.Equal(t, runtime.Warn, d.Level)
 	require.Contains(t, d.Message, "3 malformed messages dropped")
-	require.Contains(t, d.Message, "1 samples rejected")
+	require.Contains(t, d.Message, "1 stamps went back")
 	_, err = ParseSource("gps")
 	require.ErrorIs(t, err, ErrConfig)
 	cfg := DefaultConfig()
 	cfg.Estimator.Window = 0
 	_, err = New(cfg)
 	require.Error(t, err)
+}
+
+// TestReferencesAndStampsGoingBack: every message is published, a stamp
+// that went back too (stamped from the fit); references make the stamps
+// absolute; one from before the fit is rejected, counted and reported.
+func TestReferencesAndStampsGoingBack(t *testing.T) {
+	core, err := New(DefaultConfig())
+	require.NoError(t, err)
+	var errs []float64
+	for i, s := range imu(t, 1000) {
+		if i%10 == 0 {
+			require.NoError(t, core.Reference(cdrtest.Message(s.True.Add(20*time.Microsecond), "", 0)))
+		}
+		recv := s.Receive
+		if i == 600 {
+			recv = recv.Add(-300 * time.Millisecond)
+		}
+		msg := cdrtest.Message(recv, "imu", 304)
+		pub, err := core.Process(msg, 0)
+		require.NoError(t, err)
+		require.True(t, pub, "message %d", i)
+		got, _, err := stamp.Header(msg)
+		require.NoError(t, err)
+		if i >= 200 {
+			errs = append(errs, float64(got.Sub(s.True)))
+		}
+	}
+	require.Less(t, sim.ScoreErrors(errs).RMS, 50*time.Microsecond, "absolute, with the message whose stamp went back")
+	err = core.Reference(cdrtest.Message(imu(t, 1)[0].True, "", 0)) // from 10 s before
+	require.ErrorIs(t, err, tsest.ErrReference)
+	st := core.Status()
+	require.Equal(t, uint64(1000), st.MessagesOut)
+	require.Equal(t, uint64(1), st.Estimator.Backward)
+	require.Equal(t, uint64(1), st.Estimator.RejectedReferences)
+	d := Diagnose("/ts", st, Status{})
+	require.Contains(t, d.Message, "1 stamps went back")
+	require.Contains(t, d.Message, "1 references rejected")
 }
 
 // TestUnstampedInput: messages whose header.stamp is left at 0 (what
