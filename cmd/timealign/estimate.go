@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 
 	"github.com/timealign/timealign/pkg/csvio"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -52,7 +53,8 @@ func runEstimate(e *env, args []string) error {
 		return err
 	}
 	defer f.abort()
-	if err := estimateStream(est, f.in, f.name, f.out(0)); err != nil {
+	maxIndex, err := estimateStream(est, f.in, f.name, f.out(0))
+	if err != nil {
 		return err
 	}
 	if f.asked(1) {
@@ -63,52 +65,68 @@ func runEstimate(e *env, args []string) error {
 	if err := f.commit(); err != nil {
 		return err
 	}
-	estimateSummary(e, cfg, est.Status())
+	estimateSummary(e, cfg, est.Status(), maxIndex)
 	return nil
-}
-
-// estimateSummary tells, on stderr, what the user should know: samples
-// without an estimate, and index resets that suggest a narrower counter.
-func estimateSummary(e *env, cfg tsest.Config, st tsest.Status) {
-	if st.DupIndexes > 0 {
-		fmt.Fprintf(e.stderr, "timealign estimate: %d samples repeat the previous index and have no estimate (see rejected_duplicates in --status)\n", st.DupIndexes)
-	}
-	if st.IndexResets > maxQuietIndexResets {
-		fmt.Fprintf(e.stderr, "timealign estimate: the sample index went back %d times (each restarts the loss count from the index); if the counter wraps at fewer than %d bits, set --index-bits\n",
-			st.IndexResets, cfg.IndexBits)
-	}
 }
 
 // maxQuietIndexResets is how many index resets (sensor restarts) pass
 // without a word.
 const maxQuietIndexResets = 3
 
-func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer) error {
+// estimateSummary tells, on stderr, what the user should know: samples
+// without an estimate, stamps that went back, references ignored, and index
+// resets that suggest a narrower counter.
+func estimateSummary(e *env, cfg tsest.Config, st tsest.Status, maxIndex uint64) {
+	say := func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "timealign estimate: "+format+"\n", args...)
+	}
+	if st.DupIndexes > 0 {
+		say("%d samples repeat the previous index and have no estimate (rejected_duplicates in --status)", st.DupIndexes)
+	}
+	if st.Backward > 0 {
+		say("%d receive stamps went back; each still has an estimate (rejected_backward in --status)", st.Backward)
+	}
+	if st.RejectedReferences > 0 {
+		say("%d references matched no sample of the fit and were ignored (rejected_references in --status)", st.RejectedReferences)
+	}
+	if st.IndexResets > maxQuietIndexResets {
+		hint := ""
+		if b := bits.Len64(maxIndex); b < cfg.IndexBits {
+			hint = fmt.Sprintf("; the largest index is %d: if the counter wraps there, give --index-bits %d", maxIndex, b)
+		}
+		say("the sample index went back %d times, each a counter reset that restarts the loss count (index_resets in --status)%s", st.IndexResets, hint)
+	}
+}
+
+// estimateStream runs est over the events of in, writing one row per
+// sample; it returns the largest sample index seen.
+func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer) (maxIndex uint64, err error) {
 	r, err := csvio.NewReader(in, name, csvio.Columns{Required: []string{"event", "stamp_ns", "index"}})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	cw := csvio.NewWriter(w, "stamp_ns", "estimate_ns")
 	for {
 		row, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return cw.Flush()
+			return maxIndex, cw.Flush()
 		}
 		if err != nil {
-			return errors.Join(err, cw.Flush())
+			return maxIndex, errors.Join(err, cw.Flush())
 		}
 		switch ev := row.String(0); ev {
 		case "sample":
 			t, err := row.Stamp(1)
 			if err != nil {
-				return errors.Join(err, cw.Flush())
+				return maxIndex, errors.Join(err, cw.Flush())
 			}
 			idx, hasIdx, err := row.OptUint(2)
 			if err != nil {
-				return errors.Join(err, cw.Flush())
+				return maxIndex, errors.Join(err, cw.Flush())
 			}
 			var estimate stamp.Time
 			if hasIdx {
+				maxIndex = max(maxIndex, idx)
 				estimate, err = est.UpdateIndex(t, idx)
 			} else {
 				estimate, err = est.Update(t)
@@ -125,15 +143,15 @@ func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer
 		case "reference":
 			t, err := row.Stamp(1)
 			if err != nil {
-				return errors.Join(err, cw.Flush())
+				return maxIndex, errors.Join(err, cw.Flush())
 			}
 			if err := est.UpdateReference(t); err != nil && !errors.Is(err, tsest.ErrReference) {
-				return errors.Join(row.Errorf(1, "%v", err), cw.Flush())
+				return maxIndex, errors.Join(row.Errorf(1, "%v", err), cw.Flush())
 			} // a rejected reference is counted in the status
 		case "reset":
 			est.Reset()
 		default:
-			return errors.Join(row.Errorf(0, "unknown event %q (want sample, loss, reference or reset)", ev), cw.Flush())
+			return maxIndex, errors.Join(row.Errorf(0, "unknown event %q (want sample, loss, reference or reset)", ev), cw.Flush())
 		}
 	}
 }

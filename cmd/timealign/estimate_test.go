@@ -133,3 +133,17 @@ func TestEstimateFlags(t *testing.T) {
 		require.Equal(t, 2, code, "%v: %s", bad, errOut)
 	}
 }
+
+// TestEstimateWrappingIndexHint: an 8-bit counter read with the default
+// 64 bits is not silent: the summary says how often the index went back
+// and which --index-bits fits, and with it nothing is said.
+func TestEstimateWrappingIndexHint(t *testing.T) {
+	in, _, code := runCmd(t, "", "simulate", "--index", "--index-bits", "8", "--count", "3000")
+	require.Equal(t, 0, code)
+	_, errOut, code := runCmd(t, in, "estimate")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `the sample index went back 1[01] times.*the largest index is 255: if the counter wraps there, give --index-bits 8`, errOut)
+	_, errOut, code = runCmd(t, in, "estimate", "--index-bits", "8")
+	require.Equal(t, 0, code)
+	require.Empty(t, errOut)
+}
