@@ -21,9 +21,15 @@ if command -v go >/dev/null 2>&1; then
 elif [ -x "$go_cmd" ]; then
   echo "colcon_go_test: go is not on PATH; using $go_cmd (found when the package was configured)"
 else
-  echo "colcon_go_test: ERROR: Go is not installed or not on PATH (and '$go_cmd', found when the" >&2
-  echo "package was configured, is gone): the Go tests of timealign cannot run. Install Go $(sed -n 's/^go //p' "$src/go.mod") or" >&2
-  echo "newer (https://go.dev/dl/, or your distribution's backports) and put its bin/ on PATH." >&2
+  msg="Go is not installed or not on PATH (and $go_cmd, found when the package was configured, is gone): the Go tests of timealign cannot run. Install Go $(sed -n 's/^go //p' "$src/go.mod") or newer (https://go.dev/dl/, or your distribution's backports) and put its bin/ directory on PATH."
+  echo "colcon_go_test: ERROR: $msg" >&2
+  mkdir -p "$(dirname "$result")"
+  cat > "$result" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="timealign.$mode" tests="1" failures="1" errors="0">
+  <testcase classname="timealign.$mode" name="go_toolchain"><failure message="$msg"/></testcase>
+</testsuite>
+EOF
   exit 1
 fi
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=readonly"
