@@ -11,22 +11,23 @@ import (
 	"github.com/timealign/timealign/internal/benchdata"
 )
 
-// TestAlignVectors runs Rock's StreamAligner unit tests (shared/bench/align,
-// played by the original) through the CLI, with --drops, and requires the
+// TestAlignVectors runs Rock's StreamAligner unit tests
+// (testdata/reference/align at the module root, played by the original) through the CLI, with --drops, and requires the
 // original's playback order.
 func TestAlignVectors(t *testing.T) {
 	dir := benchdata.Dir(t, "align")
 	argsFiles, err := filepath.Glob(filepath.Join(dir, "*.args"))
 	require.NoError(t, err)
-	require.NotEmpty(t, argsFiles)
+	require.NotEmpty(t, argsFiles, "no *.args in %s", dir)
 	for _, af := range argsFiles {
 		name := strings.TrimSuffix(filepath.Base(af), ".args")
 		t.Run(name, func(t *testing.T) {
 			args, err := os.ReadFile(af)
 			require.NoError(t, err)
-			in, err := os.ReadFile(filepath.Join(dir, name+".csv"))
+			inFile, wantFile := filepath.Join(dir, name+".csv"), filepath.Join(dir, name+".played.csv")
+			in, err := os.ReadFile(inFile)
 			require.NoError(t, err)
-			want, err := os.ReadFile(filepath.Join(dir, name+".played.csv"))
+			want, err := os.ReadFile(wantFile)
 			require.NoError(t, err)
 			if name == "upstream_remove_stream" && !strings.Contains(string(in), "remove") {
 				// Rock's remove_stream test unregisters stream 1 after the
@@ -37,8 +38,8 @@ func TestAlignVectors(t *testing.T) {
 			drops := filepath.Join(t.TempDir(), "drops.csv")
 			argv := append([]string{"align", "--drops", drops}, strings.Fields(string(args))...)
 			out, errOut, code := runCmd(t, string(in), argv...)
-			require.Equal(t, 0, code, errOut)
-			require.Equal(t, string(want), out)
+			require.Equal(t, 0, code, "%s with %s: %s", inFile, af, errOut)
+			require.Equal(t, string(want), out, "output of %s differs from %s", inFile, wantFile)
 			d, err := os.ReadFile(drops)
 			require.NoError(t, err)
 			require.True(t, strings.HasPrefix(string(d), "stream,stamp_ns,reason\n"))

@@ -12,8 +12,9 @@ import (
 )
 
 // TestUpstreamVectors runs the upstream unit tests of message_filters and
-// Rock's StreamAligner (shared/bench/sync, shared/bench/align) through the
-// CLI and requires output identical to the originals'.
+// Rock's StreamAligner (testdata/reference/sync and testdata/reference/align
+// at the module root) through the CLI and requires output identical to the
+// originals'.
 func TestUpstreamVectors(t *testing.T) {
 	for _, kind := range []struct{ cmd, dir, want string }{
 		{"sync", "sync", ".sets.csv"},
@@ -22,15 +23,16 @@ func TestUpstreamVectors(t *testing.T) {
 		dir := benchdata.Dir(t, kind.dir)
 		argsFiles, err := filepath.Glob(filepath.Join(dir, "*.args"))
 		require.NoError(t, err)
-		require.NotEmpty(t, argsFiles)
+		require.NotEmpty(t, argsFiles, "no *.args in %s", dir)
 		for _, af := range argsFiles {
 			name := strings.TrimSuffix(filepath.Base(af), ".args")
 			t.Run(kind.cmd+"/"+name, func(t *testing.T) {
 				args, err := os.ReadFile(af)
 				require.NoError(t, err)
-				want, err := os.ReadFile(filepath.Join(dir, name+kind.want))
+				wantFile, inFile := filepath.Join(dir, name+kind.want), filepath.Join(dir, name+".csv")
+				want, err := os.ReadFile(wantFile)
 				require.NoError(t, err)
-				in, err := os.ReadFile(filepath.Join(dir, name+".csv"))
+				in, err := os.ReadFile(inFile)
 				require.NoError(t, err)
 				if name == "upstream_remove_stream" && !strings.Contains(string(in), "remove") {
 					// The upstream test (test_streamaligner.cpp, remove_stream)
@@ -40,8 +42,8 @@ func TestUpstreamVectors(t *testing.T) {
 				}
 				argv := append([]string{kind.cmd}, strings.Fields(string(args))...)
 				out, errOut, code := runCmd(t, string(in), argv...)
-				require.Equal(t, 0, code, errOut)
-				require.Equal(t, string(want), out)
+				require.Equal(t, 0, code, "%s with %s: %s", inFile, af, errOut)
+				require.Equal(t, string(want), out, "output of %s differs from %s", inFile, wantFile)
 			})
 		}
 	}

@@ -86,19 +86,18 @@ func TestSyncAlignErrors(t *testing.T) {
 	require.Contains(t, errOut, "dropped: bad_stream 1 (--drops FILE lists them)")
 }
 
-// syncVectors lists the vectors of message_filters' originals: the
-// committed oracle vectors (all four policies) and, when shared/bench is
-// present, the upstream unit tests.
+// syncVectors lists the vectors of message_filters' originals: the oracle
+// vectors (all four policies) and the upstream unit tests
+// (testdata/reference/sync at the module root).
 func syncVectors(t *testing.T) []string {
 	files, err := filepath.Glob(filepath.Join("testdata", "sync_oracle", "*.args"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	if root := benchdata.Root(); root != "" {
-		up, err := filepath.Glob(filepath.Join(root, "sync", "*.args"))
-		require.NoError(t, err)
-		files = append(files, up...)
-	}
-	return files
+	dir := benchdata.Dir(t, "sync")
+	up, err := filepath.Glob(filepath.Join(dir, "*.args"))
+	require.NoError(t, err)
+	require.NotEmpty(t, up, "no *.args in %s", dir)
+	return append(files, up...)
 }
 
 // TestSyncOracleVectors requires the sets message_filters publishes, and
@@ -118,8 +117,8 @@ func TestSyncOracleVectors(t *testing.T) {
 			drops, status := filepath.Join(dir, "drops.csv"), filepath.Join(dir, "status.json")
 			argv := append([]string{"sync", "--drops", drops, "--status", status}, strings.Fields(string(args))...)
 			out, errOut, code := runCmd(t, string(in), argv...)
-			require.Equal(t, 0, code, errOut)
-			require.Equal(t, string(want), out)
+			require.Equal(t, 0, code, "%s.csv with %s: %s", name, af, errOut)
+			require.Equal(t, string(want), out, "output of %s.csv differs from %s.sets.csv", name, name)
 
 			b, err := os.ReadFile(status)
 			require.NoError(t, err)

@@ -1,5 +1,5 @@
 // Package csvio reads and writes the CSV stream formats of timealign's
-// command-line tool (shared/DESIGN.md, "The offline CLI's stream formats").
+// command-line tool (README.md, "The command-line tool").
 //
 // Every file has a header row naming its columns. A [Reader] checks the
 // header against the columns a format requires (and the optional ones it may

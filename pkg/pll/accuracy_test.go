@@ -10,7 +10,7 @@ import (
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-// scenario is a simulated stream of the kinds shared/bench/pll holds back:
+// scenario is a simulated stream of the kinds of testdata/reference/pll:
 // a 25 Hz lidar with a 32-bit 1 µs tick clock.
 type scenario struct {
 	name string

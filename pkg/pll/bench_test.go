@@ -104,6 +104,8 @@ func run(t testing.TB, cfg Config, in []input) ([]stamp.Time, []bool) {
 	return est, ok
 }
 
+// benchScenarios lists the reference scenarios (testdata/reference/pll at
+// the module root) by their path without extension.
 func benchScenarios(t *testing.T) []string {
 	dir := benchdata.Dir(t, "pll")
 	m, err := filepath.Glob(filepath.Join(dir, "*.sick.csv"))
@@ -134,6 +136,7 @@ func TestSickMatchesBench(t *testing.T) {
 		t.Run(filepath.Base(base), func(t *testing.T) {
 			in := readInputs(t, base+".csv")
 			refEst, refOK := readStamps(t, base+".sick.csv", "estimate_ns", true)
+			require.Len(t, refOK, len(in), "%s: one row per row of %s", base+".sick.csv", base+".csv")
 			cfg := SickConfig()
 			compareSick(t, cfg, in, refEst, refOK)
 		})
@@ -150,6 +153,8 @@ func TestBenchAccuracy(t *testing.T) {
 			in := readInputs(t, base+".csv")
 			truth, _ := readStamps(t, base+".truth.csv", "truth_ns", false)
 			refEst, refOK := readStamps(t, base+".sick.csv", "estimate_ns", true)
+			require.Len(t, truth, len(in), "%s: one row per row of %s", base+".truth.csv", base+".csv")
+			require.Len(t, refOK, len(in), "%s: one row per row of %s", base+".sick.csv", base+".csv")
 			sick := score(refEst, truth, refOK, 7)
 			for _, m := range []Mode{Sick, Regression, Envelope, Offset} {
 				cfg := SickConfig()

@@ -30,7 +30,7 @@
 // receive₀ of the oldest FIFO sample. The slope is computed, as SICK does,
 // on receive times held as float64 seconds, so it and every decision are
 // bit-for-bit SICK's; the stamp itself is exact. Differential tests compare
-// it with the original's output row for row (shared/bench/pll and the
+// it with the original's output row for row (testdata/reference/pll and the
 // vectors in testdata/sick). Where SICK is wrong we differ: (1) SICK's
 // unwrapping takes a tick from before a 32-bit wrap that arrives after it
 // as 2^32 ticks later, and every later stamp is then about +4300 s off but

@@ -11,7 +11,7 @@ import (
 )
 
 // Score summarizes the errors of estimated stamps against ground truth, as
-// shared/bench/README.md defines them.
+// testdata/reference/README.md (at the module root) defines them.
 type Score struct {
 	N      int           // scored samples
 	Bias   time.Duration // mean error: a constant latency

@@ -17,6 +17,7 @@ import (
 
 // readColumn reads one stamp column of a CSV file.
 func readColumn(t *testing.T, path string, cols csvio.Columns, col int) []stamp.Time {
+	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
@@ -35,8 +36,8 @@ func readColumn(t *testing.T, path string, cols csvio.Columns, col int) []stamp.
 	}
 }
 
-// TestAgainstRock runs the reference scenarios (shared/bench/tsest) with
-// Rock's arguments and requires at most half of Rock's error std and no
+// TestAgainstRock runs the reference scenarios (testdata/reference/tsest at
+// the module root) with Rock's arguments and requires at most half of Rock's error std and no
 // worse a worst stamp.
 func TestAgainstRock(t *testing.T) {
 	dir := benchdata.Dir(t, "tsest")
@@ -50,6 +51,8 @@ func TestAgainstRock(t *testing.T) {
 			in := readColumn(t, base+".csv", csvio.Columns{Required: []string{"event", "stamp_ns", "index"}}, 1)
 			truth := readColumn(t, truthPath, csvio.Columns{Required: []string{"truth_ns"}}, 0)
 			rock := readColumn(t, base+".rock.csv", csvio.Columns{Required: []string{"estimate_ns"}}, 0)
+			require.Len(t, truth, len(in), "%s: one row per sample of %s", truthPath, base+".csv")
+			require.Len(t, rock, len(in), "%s: one row per sample of %s", base+".rock.csv", base+".csv")
 			cfg := DefaultConfig() // --window 2s --loss-threshold 2
 			e, err := New(cfg)
 			require.NoError(t, err)

@@ -19,7 +19,7 @@
 // Rock instead takes the period from the window's two end samples and
 // follows the earliest arrivals one period at a time; the hull uses every
 // sample of the window for both, which halves the error (see the
-// differential tests against shared/bench).
+// differential tests against testdata/reference/tsest).
 //
 // Two hulls receive every sample; the older answers and is replaced by the
 // younger once that covers a window, so the fit follows a drifting period

@@ -13,7 +13,7 @@ import (
 )
 
 // scenario is one simulated stream and the bounds the estimator must meet
-// on it (after a 200-sample warm-up, as shared/bench/README.md scores).
+// on it (after a 200-sample warm-up, as testdata/reference/README.md scores).
 type scenario struct {
 	name     string
 	edit     func(*sim.Config)
@@ -495,7 +495,7 @@ func BenchmarkUpdate(b *testing.B) {
 }
 
 // TestManySeeds: the reference kinds (uniform 0–2 ms, exponential 1 ms; no
-// prior period) on 20 seeds each meet the targets of shared/bench/README.md
+// prior period) on 20 seeds each meet the targets of testdata/reference/tsest
 // on every one, not on average: a poor first slope must not linger.
 func TestManySeeds(t *testing.T) {
 	n, seeds := 10000, uint64(20)
