@@ -188,3 +188,31 @@ func modulePath(gomod []byte) string {
 	}
 	return ""
 }
+
+// RequireQuoted fails the test unless the module's README.md contains every
+// figure of quoted: the figures the README quotes are the ones the test
+// measures (format them as the README writes them, e.g. "%.1f µs"). A
+// change of the method that moves a figure fails here until the README is
+// updated.
+func RequireQuoted(t testing.TB, quoted ...string) {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("README: %v", err)
+	}
+	mod, err := moduleRoot(wd)
+	if err != nil {
+		t.Fatalf("README: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(mod, "README.md"))
+	if err != nil {
+		t.Fatalf("README: %v", err)
+	}
+	// The README wraps lines: compare with runs of white space as one space.
+	text := strings.Join(strings.Fields(string(b)), " ")
+	for _, q := range quoted {
+		if !strings.Contains(text, q) {
+			t.Errorf("README.md does not quote the measured figure %q: update the README (or the method)", q)
+		}
+	}
+}

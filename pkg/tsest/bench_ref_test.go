@@ -2,6 +2,7 @@ package tsest
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -44,6 +45,15 @@ func TestAgainstRock(t *testing.T) {
 	inputs, err := filepath.Glob(filepath.Join(dir, "*.truth.csv"))
 	require.NoError(t, err)
 	require.NotEmpty(t, inputs)
+	// The README quotes the figures: Rock's std, ours, and the spreads.
+	var rockStd, ourStd, rockSpread, ourSpread []string
+	defer func() {
+		if len(ourStd) == 2 {
+			benchdata.RequireQuoted(t, rockStd[0]+" µs (uniform 0–2 ms jitter) and "+rockStd[1]+" µs (exponential 1 ms)",
+				"`estimate` "+ourStd[0]+" µs and "+ourStd[1]+" µs", "worst stamps of "+ourSpread[0]+" µs and "+ourSpread[1]+" µs",
+				"Rock's "+rockSpread[0]+" µs and "+rockSpread[1]+" µs")
+		}
+	}()
 	for _, truthPath := range inputs {
 		name := filepath.Base(truthPath[:len(truthPath)-len(".truth.csv")])
 		t.Run(name, func(t *testing.T) {
@@ -66,6 +76,9 @@ func TestAgainstRock(t *testing.T) {
 			t.Logf("Rock std %v spread %v; ours std %v spread %v", theirs.Std, theirs.Spread, ours.Std, ours.Spread)
 			require.LessOrEqual(t, ours.Std, theirs.Std/2)
 			require.LessOrEqual(t, ours.Spread, theirs.Spread)
+			rockStd, ourStd = append(rockStd, sim.Micros(theirs.Std)), append(ourStd, sim.Micros(ours.Std))
+			rockSpread = append(rockSpread, fmt.Sprintf("%.0f", float64(theirs.Spread)/1e3))
+			ourSpread = append(ourSpread, fmt.Sprintf("%.0f", float64(ours.Spread)/1e3))
 		})
 	}
 }

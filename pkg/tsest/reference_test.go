@@ -9,11 +9,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timealign/timealign/internal/benchdata"
 	"github.com/timealign/timealign/pkg/csvio"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -139,6 +141,18 @@ func TestReferencesAgainstRock(t *testing.T) {
 	if *writeRockInputs != "" {
 		writeRockRefInputs(t, *writeRockInputs)
 	}
+	// The README quotes the range of the RMS errors with a reference every
+	// 10 samples, ours and Rock's, and the figures with one every 50.
+	var ours10, rock10 []time.Duration
+	var quoted50 []string
+	defer func() {
+		if len(ours10) == 0 || len(quoted50) == 0 {
+			return
+		}
+		benchdata.RequireQuoted(t, fmt.Sprintf("error is %s–%s µs against Rock's %.0f–%.0f µs",
+			sim.Micros(slices.Min(ours10)), sim.Micros(slices.Max(ours10)),
+			float64(slices.Min(rock10))/1e3, float64(slices.Max(rock10))/1e3), quoted50[0])
+	}()
 	for _, sc := range rockRefScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			ev, rock := readRockRef(t, sc.name)
@@ -152,6 +166,9 @@ func TestReferencesAgainstRock(t *testing.T) {
 			require.LessOrEqual(t, ours.RMS, theirs.RMS/2)
 			if sc.every <= 10 {
 				require.LessOrEqual(t, ours.RMS, 10*time.Microsecond)
+				ours10, rock10 = append(ours10, ours.RMS), append(rock10, theirs.RMS)
+			} else {
+				quoted50 = append(quoted50, fmt.Sprintf("%s µs against %.0f µs", sim.Micros(ours.RMS), float64(theirs.RMS)/1e3))
 			}
 		})
 	}
