@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,7 @@ func score(est, truth []stamp.Time, ok []bool, skip int) sim.Score {
 func TestBenchAccuracy(t *testing.T) {
 	// std per mode and scenario, as the README quotes them.
 	std := map[Mode][]string{}
+	var gain []float64 // SICK's std over the envelope's
 	for _, base := range benchScenarios(t) {
 		t.Run(filepath.Base(base), func(t *testing.T) {
 			in := readInputs(t, base+".csv")
@@ -166,6 +168,9 @@ func TestBenchAccuracy(t *testing.T) {
 				est, ok := run(t, cfg, in)
 				sc := score(est, truth, ok, cfg.FIFOSize)
 				t.Logf("%-10v n=%d bias=%v std=%v spread=%v (SICK std %v) ratio %.3f", m, sc.N, sc.Bias, sc.Std, sc.Spread, sick.Std, float64(sc.Std)/float64(sick.Std))
+				if m == Envelope {
+					gain = append(gain, float64(sick.Std)/float64(sc.Std))
+				}
 				if sc.Std >= 1000*time.Microsecond {
 					std[m] = append(std[m], fmt.Sprintf("%.0f", float64(sc.Std)/1e3))
 				} else {
@@ -176,6 +181,7 @@ func TestBenchAccuracy(t *testing.T) {
 	}
 	if len(std[Sick]) == 2 {
 		benchdata.RequireQuoted(t, "SICK's PLL leaves "+std[Sick][0]+" µs (exponential latency) and "+std[Sick][1]+" µs",
+			fmt.Sprintf("its error std is %.0f to %.0f times smaller than SICK's", slices.Min(gain), slices.Max(gain)),
 			"`regression` "+std[Regression][0]+" / "+std[Regression][1]+" µs", "`envelope` "+std[Envelope][0]+" / "+std[Envelope][1]+" µs")
 	}
 }
