@@ -124,7 +124,6 @@ func TestDemo(t *testing.T) {
 		require.LessOrEqual(t, utf8.RuneCountInString(line), 100, "line %d is wider than 100 columns: %q", i+1, line)
 	}
 	require.NotContains(t, out, "worst", "one name per metric: spread")
-	require.NotContains(t, out, "shared/")
 }
 
 func TestVersion(t *testing.T) {
