@@ -11,8 +11,8 @@ package main
 
 import (
 	"github.com/timealign/timealign/nodes/internal/clocksync"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -44,7 +44,7 @@ func run() error {
 			res, err := core.Process(msg, receive)
 			return res == clocksync.Published, err
 		},
-		Health: func() runtime.Diagnostic {
+		Health: func() nodekit.Diagnostic {
 			st := core.Status()
 			buf = clocksync.AppendStatusMsg(buf, n.Clock.Now(), st, p.Config.PLL.FIFOSize, n.Inbox.Dropped())
 			n.PublishStatus("timealign/msg/ClockSyncStatus", buf)

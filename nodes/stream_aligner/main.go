@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/nodes/internal/alignnode"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/pkg/params"
 )
 
@@ -55,7 +55,7 @@ func run() error {
 	prev := core.Status()
 	var buf []byte
 	ticks := 0
-	return n.Run(func(m runtime.Msg) {
+	return n.Run(func(m nodekit.Msg) {
 		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
 			n.WarnDropped(ports.Inputs[m.Input], err)
 		}

@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
 )
 
@@ -64,7 +64,7 @@ func run() error {
 	var rates syncnode.Rates
 	var buf []byte
 	started := time.Now()
-	return n.Run(func(m runtime.Msg) {
+	return n.Run(func(m nodekit.Msg) {
 		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
 			n.WarnDropped(inputs[m.Input], err)
 		}

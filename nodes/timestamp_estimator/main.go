@@ -11,8 +11,8 @@
 package main
 
 import (
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -43,8 +43,8 @@ func run() error {
 		MessageType: p.MessageType, In: p.In, Out: p.Out,
 		Extra:   []string{"reference"},                                                        // hardware reference stamps, same type
 		Process: func(msg []byte, r stamp.Time) (bool, error) { return core.Process(msg, r) }, // core may be replaced
-		Other:   func(m runtime.Msg) { _ = core.Reference(m.Data) },
-		Health: func() runtime.Diagnostic {
+		Other:   func(m nodekit.Msg) { _ = core.Reference(m.Data) },
+		Health: func() nodekit.Diagnostic {
 			st := core.Status()
 			buf = tsestnode.AppendStatusMsg(buf, n.Clock.Now(), st, n.Inbox.Dropped())
 			n.PublishStatus("timealign/msg/TimestampEstimatorStatus", buf)

@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -103,7 +103,7 @@ type Core struct {
 	cfg       Config
 	a         *tsync.StreamAligner[[]byte]
 	out       Output
-	pool      runtime.BufPool
+	pool      nodekit.BufPool
 	malformed []uint64
 	arrival   []stamp.Time
 	silent    []bool
@@ -216,23 +216,23 @@ func (c *Core) Status() Status {
 // naming an input that is silent (not waited for), or that had messages
 // dropped (late, backward in time, buffer full, malformed) since prev; OK
 // otherwise.
-func Diagnose(name string, inputs []string, s, prev Status) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": " + What}
+func Diagnose(name string, inputs []string, s, prev Status) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
 	var received uint64
 	for _, st := range s.Aligner.Streams {
 		received += st.Received
 	}
 	if received == 0 {
-		d.Raise(runtime.Warn, "no input yet")
+		d.Raise(nodekit.Warn, "no input yet")
 	} else {
-		d.Raise(runtime.OK, "aligning")
+		d.Raise(nodekit.OK, "aligning")
 	}
 	for i, st := range s.Aligner.Streams {
 		if i >= len(inputs) {
 			break
 		}
 		if s.Silent[i] && received > 0 {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s is silent: not waited for", inputs[i]))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: not waited for", inputs[i]))
 		}
 		var p tsync.StreamStatus
 		if i < len(prev.Aligner.Streams) {
@@ -240,14 +240,14 @@ func Diagnose(name string, inputs []string, s, prev Status) runtime.Diagnostic {
 		}
 		late, back, full := st.Late-min(st.Late, p.Late), st.Backward-p.Backward, st.Full-min(st.Full, p.Full)
 		if late+back+full > 0 {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s: %d late, %d backward in time, %d pushed out of a full buffer", inputs[i], late, back, full))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d late, %d backward in time, %d pushed out of a full buffer", inputs[i], late, back, full))
 		}
 		var pm uint64
 		if i < len(prev.DroppedMalformed) {
 			pm = prev.DroppedMalformed[i]
 		}
 		if n := s.DroppedMalformed[i] - pm; n > 0 {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s: %d malformed messages dropped (%s)", inputs[i], n, s.LastError))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d malformed messages dropped (%s)", inputs[i], n, s.LastError))
 		}
 	}
 	if w := s.Aligner.Waiting; w >= 0 && w < len(inputs) {

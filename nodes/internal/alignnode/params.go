@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -35,7 +35,7 @@ func DefaultParams() Params {
 func (p *Params) Validate() error { return p.Config.Validate() }
 
 // MessageType returns the type of input i; "" to discover it.
-func (p *Params) MessageType(i int) string { return runtime.InputType(p.MessageTypes, i) }
+func (p *Params) MessageType(i int) string { return nodekit.InputType(p.MessageTypes, i) }
 
 // perInput returns entry i of an array parameter that has none, one for
 // all, or one per input.

@@ -17,7 +17,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -198,20 +198,20 @@ func (c *Core) Status() Status {
 // before the first message, while warming up or re-locking and when
 // malformed messages arrived since the previous call (prev is the status
 // then), ERROR once the fit had to start over.
-func Diagnose(name string, s, prev Status) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": " + What}
+func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
 	switch {
 	case s.MessagesIn == 0:
-		d.Raise(runtime.Warn, "no input yet")
+		d.Raise(nodekit.Warn, "no input yet")
 	case s.PLL.Valid:
-		d.Raise(runtime.OK, "locked")
+		d.Raise(nodekit.OK, "locked")
 	case s.PLL.Resets > prev.PLL.Resets:
-		d.Raise(runtime.Error, fmt.Sprintf("lost lock: %d inconsistent samples in a row, fit restarted", s.PLL.Invalid))
+		d.Raise(nodekit.Error, fmt.Sprintf("lost lock: %d inconsistent samples in a row, fit restarted", s.PLL.Invalid))
 	default:
-		d.Raise(runtime.Warn, fmt.Sprintf("no valid estimate yet (%d/%d samples agree)", s.PLL.Fill, s.PLL.Updates))
+		d.Raise(nodekit.Warn, fmt.Sprintf("no valid estimate yet (%d/%d samples agree)", s.PLL.Fill, s.PLL.Updates))
 	}
 	if n := s.DroppedMalformed - prev.DroppedMalformed; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
 	}
 	d.Add("mode", s.PLL.Mode.String())
 	d.Add("valid", s.PLL.Valid)

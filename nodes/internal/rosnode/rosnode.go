@@ -2,7 +2,7 @@
 
 // Package rosnode is the thin rclgo layer of the timealign nodes: an rcl
 // context and node made from the process arguments, type-agnostic
-// serialized subscriptions feeding a bounded runtime.Inbox, serialized
+// serialized subscriptions feeding a bounded nodekit.Inbox, serialized
 // publishers, ROS logging, and a clean exit on SIGINT/SIGTERM. Everything
 // with logic lives in ROS-free packages.
 package rosnode
@@ -23,7 +23,7 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
 	rcl "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -33,18 +33,18 @@ type Node struct {
 	Args   *params.Args
 	Name   params.NodeName
 	Params *params.Server
-	Inbox  *runtime.Inbox
+	Inbox  *nodekit.Inbox
 	// Clock is the node's ROS clock: the system clock, or /clock with the
 	// parameter use_sim_time.
-	Clock *runtime.Clock
+	Clock *nodekit.Clock
 
 	ctx   *rclgo.Context
 	node  *rclgo.Node
 	ws    *rclgo.WaitSet
-	group runtime.Group
+	group nodekit.Group
 
 	lastHealth string
-	dropLog    runtime.Throttle // malformed-message warnings, per input
+	dropLog    nodekit.Throttle // malformed-message warnings, per input
 	tickEvery  time.Duration
 	diag       *rclgo.Publisher
 	diagFailed bool
@@ -100,10 +100,10 @@ func New(defaultName string, argv []string, o Options) (*Node, error) {
 	}
 	n := &Node{Args: args, Name: name, ctx: ctx, node: node, ws: ws,
 		Params:    params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
-		Inbox:     runtime.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20)),
+		Inbox:     nodekit.NewInbox(max(o.InboxSize, 16), max(o.MaxMessage, 1<<20)),
 		tickEvery: cmp.Or(o.TickEvery, time.Second),
-		dropLog:   runtime.Throttle{Every: time.Second},
-		Clock:     runtime.NewClock(false),
+		dropLog:   nodekit.Throttle{Every: time.Second},
+		Clock:     nodekit.NewClock(false),
 		calls:     make(chan func()), closing: make(chan struct{})}
 	if ovErr != nil {
 		n.Warn("parameter overrides: ", ovErr)
@@ -141,7 +141,7 @@ func (n *Node) Error(a ...any) { _ = n.node.Logger().Error(a...) }
 
 // TypeSupport loads the type support of "pkg/msg/Type" (or "pkg/Type").
 func TypeSupport(msgType string) (types.MessageTypeSupport, error) {
-	pkg, name, ok := runtime.SplitType(msgType)
+	pkg, name, ok := nodekit.SplitType(msgType)
 	if !ok {
 		return nil, fmt.Errorf("message type %q: want pkg/msg/Type", msgType)
 	}
@@ -159,7 +159,7 @@ func TypeSupport(msgType string) (types.MessageTypeSupport, error) {
 // are Header-first, so a type whose installed definition says otherwise
 // is refused, naming its first field.
 func InputTypeSupport(msgType string) (types.MessageTypeSupport, error) {
-	if _, err := runtime.CheckHeaderFirst(msgType, filepath.SplitList(os.Getenv("AMENT_PREFIX_PATH"))); err != nil {
+	if _, err := nodekit.CheckHeaderFirst(msgType, filepath.SplitList(os.Getenv("AMENT_PREFIX_PATH"))); err != nil {
 		return nil, err
 	}
 	return TypeSupport(msgType)
@@ -172,10 +172,10 @@ func InputTypeSupport(msgType string) (types.MessageTypeSupport, error) {
 // node's function, as in its other diagnostics.
 func (n *Node) Idle(what string, problem error, hint string) error {
 	n.Error(problem, "; ", hint, ". Idle until stopped.")
-	d := runtime.Diagnostic{Name: n.Name.FQN() + ": " + what}
-	d.Raise(runtime.Error, problem.Error()+"; "+hint)
+	d := nodekit.Diagnostic{Name: n.Name.FQN() + ": " + what}
+	d.Raise(nodekit.Error, problem.Error()+"; "+hint)
 	n.lastHealth = d.Level.String() + ": " + d.Message // logged above
-	return n.Run(func(runtime.Msg) {}, func() { n.Report(d) })
+	return n.Run(func(nodekit.Msg) {}, func() { n.Report(d) })
 }
 
 func qosProfile(q params.QoS) rclgo.QosProfile {
@@ -245,7 +245,7 @@ func (n *Node) PublisherOf(topic string, ts types.MessageTypeSupport, q params.Q
 // default), on the calling (owner)
 // goroutine, until SIGINT or SIGTERM. It then stops, waits for every
 // goroutine and closes the node.
-func (n *Node) Run(handle func(runtime.Msg), tick func()) error {
+func (n *Node) Run(handle func(nodekit.Msg), tick func()) error {
 	// The signal handler stays until the context is closed: under ros2
 	// launch a second SIGINT must not kill the node mid-cleanup.
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -338,10 +338,10 @@ type Rewrite struct {
 	// with QoS In once the type is known.
 	Extra []string
 	// Other handles messages of the Extra subscriptions (input ≥ 1).
-	Other func(m runtime.Msg)
+	Other func(m nodekit.Msg)
 	// Health is called once a second; changes of its level or message are
 	// logged.
-	Health func() runtime.Diagnostic
+	Health func() nodekit.Diagnostic
 }
 
 // RunRewrite subscribes `in`, publishes `out` and runs until SIGINT or
@@ -385,7 +385,7 @@ func (n *Node) RunRewrite(r Rewrite) error {
 		}
 	}
 	n.Info(fmt.Sprintf("%s (%s) -> %s", in, r.MessageType, outName))
-	return n.Run(func(m runtime.Msg) {
+	return n.Run(func(m nodekit.Msg) {
 		if m.Input != 0 {
 			if r.Other != nil {
 				r.Other(m)
@@ -411,7 +411,7 @@ func (n *Node) RunRewrite(r Rewrite) error {
 
 // followClock makes the node's clock follow /clock (use_sim_time).
 func (n *Node) followClock() error {
-	n.Clock = runtime.NewClock(true)
+	n.Clock = nodekit.NewClock(true)
 	ts, err := TypeSupport("rosgraph_msgs/msg/Clock")
 	if err != nil {
 		return err
@@ -463,7 +463,7 @@ func (n *Node) PublishStatus(msgType string, msg []byte) {
 // (diagnostic_msgs/DiagnosticArray, for rqt_robot_monitor) and logs it when
 // its level or message changed since the last call (OK as info, anything
 // else as a warning). Nodes call it once a second.
-func (n *Node) Report(d runtime.Diagnostic) {
+func (n *Node) Report(d nodekit.Diagnostic) {
 	if d.HardwareID == "" {
 		d.HardwareID = n.Name.FQN()
 	}
@@ -476,7 +476,7 @@ func (n *Node) Report(d runtime.Diagnostic) {
 		n.diag = pub
 	}
 	if n.diag != nil {
-		n.diagBuf = runtime.AppendDiagnosticArray(n.diagBuf, n.Clock.Now(), d)
+		n.diagBuf = nodekit.AppendDiagnosticArray(n.diagBuf, n.Clock.Now(), d)
 		if err := n.diag.PublishSerialized(n.diagBuf); err != nil {
 			n.Warn("publish /diagnostics: ", cleanErr(err))
 		}
@@ -486,7 +486,7 @@ func (n *Node) Report(d runtime.Diagnostic) {
 		return
 	}
 	n.lastHealth = h
-	if d.Level == runtime.OK {
+	if d.Level == nodekit.OK {
 		n.Info(d.Message)
 	} else {
 		n.Warn(d.Message)

@@ -17,7 +17,7 @@ import (
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/pll"
@@ -229,13 +229,13 @@ func TestAlignerStatusEncoding(t *testing.T) {
 
 // TestDiagnosticArrayEncoding: /diagnostics as diagnostic_msgs decodes it.
 func TestDiagnosticArrayEncoding(t *testing.T) {
-	d := runtime.Diagnostic{Name: "/imu/ts: timestamp estimator", HardwareID: "imu0"}
-	d.Raise(runtime.Warn, "no period estimate yet")
+	d := nodekit.Diagnostic{Name: "/imu/ts: timestamp estimator", HardwareID: "imu0"}
+	d.Raise(nodekit.Warn, "no period estimate yet")
 	d.Add("period", 10*time.Millisecond)
 	d.Add("messages_in", uint64(42))
-	ok := runtime.Diagnostic{Name: "/sync: synchronizer"}
-	ok.Raise(runtime.OK, "matching")
-	b := runtime.AppendDiagnosticArray(nil, statusNow, d, ok)
+	ok := nodekit.Diagnostic{Name: "/sync: synchronizer"}
+	ok.Raise(nodekit.OK, "matching")
+	b := nodekit.AppendDiagnosticArray(nil, statusNow, d, ok)
 	got := decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport)
 	require.Equal(t, rosTime(t, statusNow), got.Header.Stamp)
 	require.Len(t, got.Status, 2)

@@ -3,7 +3,7 @@ package syncnode
 import (
 	"fmt"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -36,7 +36,7 @@ func (p *Params) CheckTypes() error {
 }
 
 // MessageType returns the type of input i; "" to discover it.
-func (p *Params) MessageType(i int) string { return runtime.InputType(p.MessageTypes, i) }
+func (p *Params) MessageType(i int) string { return nodekit.InputType(p.MessageTypes, i) }
 
 // Bind declares the parameters on b, bound to p.
 func (p *Params) Bind(b *params.Binder) {

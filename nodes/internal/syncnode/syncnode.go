@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -76,7 +76,7 @@ type Core struct {
 	cfg       Config
 	s         tsync.Synchronizer[[]byte]
 	out       Output
-	pool      runtime.BufPool
+	pool      nodekit.BufPool
 	members   [][]byte
 	matched   []byte
 	seq       uint64
@@ -92,7 +92,7 @@ func New(cfg Config, out Output) (*Core, error) {
 		return nil, err
 	}
 	c := &Core{cfg: cfg, out: out, members: make([][]byte, cfg.Sync.Topics),
-		pool:      runtime.BufPool{Max: 4 * cfg.Sync.Topics * (cfg.Sync.QueueSize + 1)},
+		pool:      nodekit.BufPool{Max: 4 * cfg.Sync.Topics * (cfg.Sync.QueueSize + 1)},
 		malformed: make([]uint64, cfg.Sync.Topics), arrival: make([]stamp.Time, cfg.Sync.Topics)}
 	s, err := tsync.New(cfg.Sync, c.onSet, c.onDrop)
 	if err != nil {
@@ -151,16 +151,16 @@ func (c *Core) Status() Status {
 // WARN naming an input that has gone silent while others deliver (it
 // blocks every set), or that dropped more than MaxDropShare of its
 // messages since prev, or malformed messages; OK otherwise.
-func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": " + What}
+func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
 	var received uint64
 	for _, r := range s.Sync.Received {
 		received += r
 	}
 	if received == 0 {
-		d.Raise(runtime.Warn, "no input yet")
+		d.Raise(nodekit.Warn, "no input yet")
 	} else {
-		d.Raise(runtime.OK, "matching")
+		d.Raise(nodekit.OK, "matching")
 	}
 	dropped := s.Sync.DroppedPerTopic()
 	var prevDropped []uint64
@@ -173,17 +173,17 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 			topic = inputs[i]
 		}
 		if c.silent(s, i, now) {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
 		}
 		if prevDropped != nil && len(prev.Sync.Received) > i {
 			got := s.Sync.Received[i] - prev.Sync.Received[i]
 			lost := dropped[i] - prevDropped[i]
-			if got > 0 && runtime.Share(lost, got) > c.cfg.MaxDropShare {
-				d.Raise(runtime.Warn, fmt.Sprintf("input %s drops %.0f%% of its messages", topic, 100*runtime.Share(lost, got)))
+			if got > 0 && nodekit.Share(lost, got) > c.cfg.MaxDropShare {
+				d.Raise(nodekit.Warn, fmt.Sprintf("input %s drops %.0f%% of its messages", topic, 100*nodekit.Share(lost, got)))
 			}
 		}
 		if len(prev.DroppedMalformed) > i && s.DroppedMalformed[i] > prev.DroppedMalformed[i] {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s: malformed messages dropped (%s)", topic, s.LastError))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: malformed messages dropped (%s)", topic, s.LastError))
 		}
 		d.Add(topic+".received", s.Sync.Received[i])
 		d.Add(topic+".dropped", dropped[i])

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -68,7 +68,7 @@ func TestDiagnoseSilentInput(t *testing.T) {
 	}
 	st := c.Status()
 	d := c.Diagnose("/sync", []string{"/camera", "/imu"}, st, Status{}, 5*sec)
-	require.Equal(t, runtime.Warn, d.Level)
+	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "input /imu is silent: it blocks every set")
 	prev := st
 	for k := stamp.Time(50); k < 100; k++ {

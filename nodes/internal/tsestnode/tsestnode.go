@@ -15,7 +15,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 	"github.com/timealign/timealign/pkg/tsest"
 )
@@ -175,36 +175,36 @@ func (c *Core) Status() Status {
 // Diagnose returns the node's health against the previous status: WARN
 // before the first message and while the estimator has no period yet, or
 // when messages were malformed or rejected since prev; OK otherwise.
-func Diagnose(name string, s, prev Status) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": " + What}
+func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
 	switch {
 	case s.MessagesIn == 0:
-		d.Raise(runtime.Warn, "no input yet")
+		d.Raise(nodekit.Warn, "no input yet")
 	case !s.Estimator.HaveEstimate:
-		d.Raise(runtime.Warn, "no period estimate yet")
+		d.Raise(nodekit.Warn, "no period estimate yet")
 	default:
-		d.Raise(runtime.OK, "estimating")
+		d.Raise(nodekit.OK, "estimating")
 	}
 	if n := s.DroppedMalformed - prev.DroppedMalformed; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
 	}
 	if n := s.DroppedRejected - prev.DroppedRejected; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d samples rejected (repeated indexes)", n))
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d samples rejected (repeated indexes)", n))
 	}
 	if n := s.Estimator.Backward - prev.Estimator.Backward; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d stamps went back (stamped from the fit)", n))
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d stamps went back (stamped from the fit)", n))
 	}
 	if n := s.Estimator.RejectedReferences - prev.Estimator.RejectedReferences; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d references rejected (no sample of the current fit)", n))
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d references rejected (no sample of the current fit)", n))
 	}
 	if n, of := s.Estimator.Duplicates-prev.Estimator.Duplicates, s.Estimator.Samples-prev.Estimator.Samples; n > 0 && 2*n >= of {
 		// Bursts repeat a stamp now and then; most samples repeating one
 		// is an input that is not stamped (header.stamp left 0) or a
 		// stuck device clock.
-		d.Raise(runtime.Warn, fmt.Sprintf("%d of %d stamps repeat the previous one: is header.stamp set? (stamp_source receive_time stamps on arrival)", n, of))
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d of %d stamps repeat the previous one: is header.stamp set? (stamp_source receive_time stamps on arrival)", n, of))
 	}
 	if n := s.Estimator.Gaps - prev.Estimator.Gaps; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d gaps longer than the window", n))
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d gaps longer than the window", n))
 	}
 	e := s.Estimator
 	d.Add("period", e.Period)

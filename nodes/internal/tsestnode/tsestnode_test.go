@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -80,7 +80,7 @@ func TestBadInput(t *testing.T) {
 	require.Equal(t, uint64(1), st.Estimator.Backward)
 	require.Equal(t, uint64(1), st.References)
 	d := Diagnose("/ts", st, Status{})
-	require.Equal(t, runtime.Warn, d.Level)
+	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "3 malformed messages dropped")
 	require.Contains(t, d.Message, "1 stamps went back")
 	_, err = ParseSource("gps")
@@ -143,7 +143,7 @@ func TestUnstampedInput(t *testing.T) {
 	require.False(t, st.Estimator.HaveEstimate)
 	require.Equal(t, uint64(99), st.Estimator.Duplicates)
 	d := Diagnose("/ts", st, Status{})
-	require.Equal(t, runtime.Warn, d.Level)
+	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "99 of 100 stamps repeat the previous one: is header.stamp set?")
 	// A stamped stream is healthy: no such warning.
 	core, err = New(DefaultConfig())
@@ -153,7 +153,7 @@ func TestUnstampedInput(t *testing.T) {
 		require.NoError(t, err)
 	}
 	d = Diagnose("/ts", core.Status(), Status{})
-	require.Equal(t, runtime.OK, d.Level, d.Message)
+	require.Equal(t, nodekit.OK, d.Level, d.Message)
 }
 
 // BenchmarkProcess measures the data path without ROS on a

@@ -1,4 +1,4 @@
-// Package runtime is the ROS-free part of the timealign node runtime: what
+// Package nodekit is the ROS-free part of the timealign node runtime: what
 // every node does besides calling rcl, kept here so CI tests it without
 // ROS 2.
 //
@@ -15,4 +15,4 @@
 //
 // Threading: an Inbox may be offered to from any goroutine; everything else
 // belongs to the node's owner goroutine.
-package runtime
+package nodekit

@@ -1,4 +1,4 @@
-package runtime
+package nodekit
 
 // BufPool recycles the message buffers a node's core keeps while it holds
 // messages back (queued for a set, buffered for playback): Copy takes a
