@@ -11,9 +11,9 @@
 // stream is disabled until its next message), so the others flow at once
 // and what is buffered drains even when every input has stopped.
 //
-// The Core copies each message it holds into a buffer of its own pool and
-// returns the buffer when the message is played or dropped: memory is
-// bounded by the aligner's buffers, and the steady state does not allocate.
+// The Core keeps the messages it is given (Add takes ownership: no copy,
+// whatever their size) until they are played or dropped: memory is bounded
+// by the aligner's buffers times the messages' sizes.
 package alignnode
 
 import (
@@ -85,8 +85,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Output receives a played message of input i. msg is only valid during
-// the call.
+// Output receives a played message of input i: the slice given to Add.
 type Output func(i int, msg []byte)
 
 // Status is a snapshot of a Core.
@@ -103,11 +102,9 @@ type Core struct {
 	cfg       Config
 	a         *tsync.StreamAligner[[]byte]
 	out       Output
-	pool      nodekit.BufPool
 	malformed []uint64
 	arrival   []stamp.Time
 	silent    []bool
-	held      int        // buffers held by the aligner
 	since     stamp.Time // node time of the first Add or Tick: silence counts from it
 	lastErr   error
 	play      func(tsync.StreamSample[[]byte])
@@ -124,15 +121,13 @@ func New(cfg Config, out Output) (*Core, error) {
 	}
 	k := len(cfg.Aligner.Streams)
 	c := &Core{cfg: cfg, a: a, out: out, malformed: make([]uint64, k), arrival: make([]stamp.Time, k), silent: make([]bool, k)}
-	c.play = func(x tsync.StreamSample[[]byte]) {
-		c.out(x.Stream, x.Value)
-		c.release(x.Value)
-	}
+	c.play = func(x tsync.StreamSample[[]byte]) { c.out(x.Stream, x.Value) }
 	return c, nil
 }
 
 // Add offers a serialized message of input i, received at arrival (node
-// time), and plays every message that is then ready. err describes a
+// time), and plays every message that is then ready; msg belongs to the
+// Core from then on (it is played as it is). err describes a
 // message without a readable std_msgs/Header (dropped and counted);
 // drops of the aligner (late, backward, full) are counted in its status.
 func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
@@ -150,21 +145,10 @@ func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
 	}
 	c.arrival[i] = arrival
 	c.silent[i] = false // a push enables the stream again
-	// The pool keeps as many buffers as were ever held at once: bounded
-	// by the aligner's buffers, and enough for the steady state.
-	c.held++
-	c.pool.Max = max(c.pool.Max, c.held)
-	dropped, why := c.a.Push(i, t, c.pool.Copy(msg))
-	if why != tsync.AlignerNoDrop {
-		c.release(dropped.Value)
-	}
+	c.a.Push(i, t, msg) // a drop is counted in the aligner's status
+
 	c.a.Drain(c.play)
 	return nil
-}
-
-func (c *Core) release(b []byte) {
-	c.held--
-	c.pool.Put(b)
 }
 
 // Tick stops waiting for inputs that have sent nothing for SilentAfter

@@ -179,8 +179,8 @@ func TestReconfigure(t *testing.T) {
 	require.ErrorIs(t, c.Reconfigure(cfg), ErrConfig)
 }
 
-// BenchmarkAdd measures the data path without ROS: parse the stamp, copy
-// into the pool, push, play (target: under 2 µs per message).
+// BenchmarkAdd measures the data path without ROS: parse the stamp,
+// push, play (target: under 2 µs per message).
 func BenchmarkAdd(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Aligner.Streams[0].Period = 10 * time.Millisecond

@@ -4,10 +4,9 @@
 // republished member by member, unchanged, and summarized in a
 // timealign/msg/MatchedSet.
 //
-// The Core copies each message it keeps into a buffer of its own pool (the
-// caller's buffer is free again when Add returns) and returns buffers to
-// the pool when their message is published or dropped, so memory is bounded
-// by the queue sizes and the steady state does not allocate.
+// The Core keeps the messages it is given (Add takes ownership: no copy,
+// whatever their size) until their set is published or the policy drops
+// them, so memory is bounded by the queue sizes times the messages' sizes.
 package syncnode
 
 import (
@@ -76,7 +75,6 @@ type Core struct {
 	cfg       Config
 	s         tsync.Synchronizer[[]byte]
 	out       Output
-	pool      nodekit.BufPool
 	members   [][]byte
 	matched   []byte
 	seq       uint64
@@ -92,7 +90,6 @@ func New(cfg Config, out Output) (*Core, error) {
 		return nil, err
 	}
 	c := &Core{cfg: cfg, out: out, members: make([][]byte, cfg.Sync.Topics),
-		pool:      nodekit.BufPool{Max: 4 * cfg.Sync.Topics * (cfg.Sync.QueueSize + 1)},
 		malformed: make([]uint64, cfg.Sync.Topics), arrival: make([]stamp.Time, cfg.Sync.Topics)}
 	s, err := tsync.New(cfg.Sync, c.onSet, c.onDrop)
 	if err != nil {
@@ -102,7 +99,8 @@ func New(cfg Config, out Output) (*Core, error) {
 	return c, nil
 }
 
-// Add offers a serialized message of input i, received at arrival. err
+// Add offers a serialized message of input i, received at arrival; msg
+// belongs to the Core from then on (it is published as it is). err
 // describes a message without a readable std_msgs/Header (dropped and
 // counted).
 func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
@@ -116,7 +114,7 @@ func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
 		return err
 	}
 	c.arrival[i] = arrival
-	c.s.Add(tsync.Message[[]byte]{Topic: i, Stamp: t, Arrival: arrival, Value: c.pool.Copy(msg)})
+	c.s.Add(tsync.Message[[]byte]{Topic: i, Stamp: t, Arrival: arrival, Value: msg})
 	return nil
 }
 
@@ -129,13 +127,12 @@ func (c *Core) onSet(set []tsync.Message[[]byte]) {
 	c.matched = AppendMatchedSet(c.matched[:0], hi, c.frameID, c.seq, set, hi.Sub(lo))
 	c.seq++
 	c.out(c.members, c.matched)
-	for i, m := range set {
-		c.pool.Put(m.Value)
-		c.members[i] = nil
+	for i := range set {
+		c.members[i] = nil // the Core keeps no reference
 	}
 }
 
-func (c *Core) onDrop(m tsync.Message[[]byte], _ tsync.DropReason) { c.pool.Put(m.Value) }
+func (c *Core) onDrop(tsync.Message[[]byte], tsync.DropReason) {}
 
 // Status returns a snapshot.
 func (c *Core) Status() Status {

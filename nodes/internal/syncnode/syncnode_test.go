@@ -55,7 +55,6 @@ func TestMatchesAndRepublishesUnchanged(t *testing.T) {
 	require.Error(t, c.Add(0, []byte{1}, 0))
 	require.Equal(t, uint64(1), c.Status().DroppedMalformed[0])
 	require.Error(t, c.Add(5, sent[0], 0))
-	require.LessOrEqual(t, c.pool.Len(), 4*2*11, "the pool is bounded")
 }
 
 func TestDiagnoseSilentInput(t *testing.T) {
@@ -88,8 +87,8 @@ func TestValidate(t *testing.T) {
 	require.ErrorIs(t, cfg.Validate(), ErrConfig)
 }
 
-// BenchmarkAdd measures the data path without ROS: read the stamp, copy
-// into the pool, match, and build the MatchedSet (target: under 2 µs).
+// BenchmarkAdd measures the data path without ROS: read the stamp,
+// queue the message, match, and build the MatchedSet (target: under 2 µs).
 func BenchmarkAdd(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Sync.Topics = 3

@@ -1,7 +1,6 @@
 package nodekit
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -9,77 +8,6 @@ import (
 
 	"github.com/timealign/timealign/pkg/stamp"
 )
-
-func TestInbox(t *testing.T) {
-	b := NewInbox(2, 8)
-	require.True(t, b.Offer(0, []byte("abc"), 5))
-	require.True(t, b.Offer(1, []byte("de"), 6))
-	require.False(t, b.Offer(0, []byte("f"), 7), "full")
-	require.False(t, b.Offer(0, []byte("123456789"), 8), "too big")
-	require.Equal(t, uint64(1), b.Dropped())
-	require.Equal(t, uint64(1), b.TooBig())
-	require.Equal(t, 2, b.Len())
-	m := <-b.C()
-	require.Equal(t, Msg{Input: 0, Data: []byte("abc"), Receive: 5, buf: m.buf}, m)
-	b.Release(m)
-	m = <-b.C()
-	require.Equal(t, "de", string(m.Data))
-	b.Release(m)
-	require.Equal(t, 0, b.Len())
-}
-
-func TestInboxCopies(t *testing.T) {
-	b := NewInbox(1, 64)
-	src := []byte("hello")
-	b.Offer(0, src, 0)
-	src[0] = 'j'
-	m := <-b.C()
-	require.Equal(t, "hello", string(m.Data), "the inbox owns a copy")
-}
-
-func TestInboxConcurrent(t *testing.T) {
-	b := NewInbox(16, 64)
-	var g Group
-	const producers, each = 4, 1000
-	for p := 0; p < producers; p++ {
-		g.Go(func() {
-			for i := 0; i < each; i++ {
-				b.Offer(p, []byte{byte(p), byte(i)}, 0)
-			}
-		})
-	}
-	got := 0
-	done := make(chan struct{})
-	var mu sync.Mutex
-	go func() {
-		defer close(done)
-		for m := range b.C() {
-			require.Equal(t, byte(m.Input), m.Data[0])
-			b.Release(m)
-			mu.Lock()
-			got++
-			mu.Unlock()
-		}
-	}()
-	g.Wait()
-	close(b.ch)
-	<-done
-	require.Equal(t, uint64(producers*each), uint64(got)+b.Dropped(), "every message delivered or counted")
-}
-
-func TestInboxNoAllocs(t *testing.T) {
-	b := NewInbox(4, 1024)
-	data := make([]byte, 300)
-	for i := 0; i < 10; i++ { // warm the pool
-		b.Offer(0, data, 0)
-		b.Release(<-b.C())
-	}
-	allocs := testing.AllocsPerRun(1000, func() {
-		b.Offer(0, data, 0)
-		b.Release(<-b.C())
-	})
-	require.LessOrEqual(t, allocs, 0.01)
-}
 
 func TestDiagnostic(t *testing.T) {
 	var d Diagnostic
@@ -110,16 +38,6 @@ func TestRate(t *testing.T) {
 	require.Zero(t, r.Update(200, 4*time.Second), "no time passed")
 	require.Equal(t, 0.25, Share(1, 4))
 	require.Zero(t, Share(1, 0))
-}
-
-func BenchmarkInbox(b *testing.B) {
-	in := NewInbox(64, 4096)
-	data := make([]byte, 330) // a sensor_msgs/Imu
-	b.ReportAllocs()
-	for b.Loop() {
-		in.Offer(0, data, 0)
-		in.Release(<-in.C())
-	}
 }
 
 func TestDiagnosticArrayCDR(t *testing.T) {
