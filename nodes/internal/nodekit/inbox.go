@@ -29,6 +29,10 @@ type Limits struct {
 	// bounded by Bytes plus one message. It defaults to
 	// DefaultLimits().Bytes.
 	Bytes int64
+	// MessageBytes, if positive, is the size of the largest message
+	// taken: larger ones are dropped (and counted) even when the inbox is
+	// empty. It defaults to 0: no limit.
+	MessageBytes int64
 }
 
 // DefaultLimits returns the inbox bounds of the nodes: 1024 messages,
@@ -43,6 +47,9 @@ type Drops struct {
 	Bytes uint64
 	// LastSize is the size of the last one dropped.
 	LastSize int
+	// TooBig counts those of Count larger than Limits.MessageBytes (the
+	// others found the inbox full).
+	TooBig uint64
 }
 
 // Inbox is the bounded queue between the transport's callbacks (any
@@ -78,6 +85,7 @@ func (b *Inbox) SetLimits(l Limits) {
 	if l.Bytes <= 0 {
 		l.Bytes = d.Bytes
 	}
+	l.MessageBytes = max(l.MessageBytes, 0)
 	b.mu.Lock()
 	b.lim = l
 	b.mu.Unlock()
@@ -92,16 +100,21 @@ func (b *Inbox) Limits() Limits {
 
 // Offer queues data, received on input at receive, without blocking; the
 // inbox owns data from then on. It reports false, and counts a drop of
-// input, when the message would take the inbox past its limits.
+// input, when the message would take the inbox past its limits or is
+// larger than Limits.MessageBytes.
 func (b *Inbox) Offer(input int, data []byte, receive stamp.Time) bool {
 	size := int64(len(data))
 	b.mu.Lock()
-	if b.n >= b.lim.Messages || (b.n > 0 && b.bytes+size > b.lim.Bytes) {
+	tooBig := b.lim.MessageBytes > 0 && size > b.lim.MessageBytes
+	if tooBig || b.n >= b.lim.Messages || (b.n > 0 && b.bytes+size > b.lim.Bytes) {
 		for len(b.drops) <= input {
 			b.drops = append(b.drops, Drops{})
 		}
 		d := &b.drops[input]
 		d.Count++
+		if tooBig {
+			d.TooBig++
+		}
 		d.Bytes += uint64(size)
 		d.LastSize = len(data)
 		b.dropped++

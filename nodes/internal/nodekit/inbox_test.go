@@ -28,6 +28,7 @@ func TestInboxLimits(t *testing.T) {
 		{"bytes", Limits{Messages: 10, Bytes: 10}, []int{4, 4, 4, 2}, []int{0, 1, 3}},
 		{"a message larger than the bound finds the inbox empty", Limits{Messages: 10, Bytes: 10}, []int{25, 1}, []int{0}},
 		{"empty messages count as messages", Limits{Messages: 3, Bytes: 10}, []int{0, 0, 0, 0}, []int{0, 1, 2}},
+		{"a message larger than MessageBytes never", Limits{Messages: 10, Bytes: 100, MessageBytes: 5}, []int{6, 5, 7, 1}, []int{1, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := NewInbox(tc.lim)
@@ -77,6 +78,9 @@ func TestInboxDropsPerInput(t *testing.T) {
 	require.Equal(t, []Drops{{}, {}, {Count: 2, Bytes: 16, LastSize: 9}}, b.Drops(nil))
 	require.Len(t, take(b), 1)
 	require.True(t, b.Offer(2, nil, 0), "room again")
+	b.SetLimits(Limits{Messages: 10, MessageBytes: 8})
+	require.False(t, b.Offer(1, make([]byte, 9), 0))
+	require.Equal(t, []Drops{{}, {Count: 1, Bytes: 9, LastSize: 9, TooBig: 1}, {Count: 2, Bytes: 16, LastSize: 9}}, b.Drops(nil))
 }
 
 func TestInboxHandsOver(t *testing.T) {

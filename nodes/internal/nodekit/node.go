@@ -107,7 +107,7 @@ type runtimeParams struct {
 
 // RuntimeParameters are the names of the parameters the runtime declares
 // on every node, besides the node's own.
-var RuntimeParameters = []string{"use_sim_time", "inbox.max_messages", "inbox.max_bytes"}
+var RuntimeParameters = []string{"use_sim_time", "inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}
 
 // BindRuntime declares the runtime's parameters on b (use_sim_time, read
 // at start; the inbox limits, live), bound to the given variables.
@@ -120,6 +120,9 @@ func BindRuntime(b *params.Binder, useSimTime *bool, l *Limits) {
 	b.Int64("inbox.max_bytes", &l.Bytes, params.Descriptor{
 		Description: "most bytes waiting between the middleware and the node's algorithm; a message that finds none waiting is taken whatever its size",
 		IntRange:    params.Ints(1, 1<<40, 1)})
+	b.Int64("inbox.max_message_bytes", &l.MessageBytes, params.Descriptor{
+		Description: "largest message taken (bytes); larger ones are dropped, counted in ~/status (dropped_queue) and reported; 0: no limit",
+		IntRange:    params.Ints(0, 1<<40, 1)})
 }
 
 // New creates the node of s from the process arguments argv (everything
@@ -571,10 +574,23 @@ func (n *Node) reportDrops(d *Diagnostic) {
 		}
 		name := n.names[i]
 		if k := dr.Count - last.Count; dr.Count > last.Count {
-			n.log(LogWarn, fmt.Sprintf("%s: dropped %d messages (%d bytes, the last %d bytes): the node's inbox was full "+
-				"(at most %d messages and %d bytes wait; the node is falling behind its inputs: raise inbox.max_messages or inbox.max_bytes, or lower the input rate)",
-				name, k, dr.Bytes-last.Bytes, dr.LastSize, lim.Messages, lim.Bytes))
-			d.Raise(Warn, fmt.Sprintf("input %s: messages dropped, the inbox was full", name))
+			big := dr.TooBig - last.TooBig
+			var why []string
+			if big > 0 {
+				why = append(why, fmt.Sprintf("%d larger than inbox.max_message_bytes (%d)", big, lim.MessageBytes))
+			}
+			if k > big {
+				why = append(why, fmt.Sprintf("%d because the node's inbox was full (at most %d messages and %d bytes wait: "+
+					"the node is falling behind its inputs; raise inbox.max_messages or inbox.max_bytes, or lower the input rate)", k-big, lim.Messages, lim.Bytes))
+			}
+			n.log(LogWarn, fmt.Sprintf("%s: dropped %d messages (%d bytes, the last %d bytes): %s",
+				name, k, dr.Bytes-last.Bytes, dr.LastSize, strings.Join(why, "; ")))
+			if big > 0 {
+				d.Raise(Warn, fmt.Sprintf("input %s: messages dropped, larger than inbox.max_message_bytes", name))
+			}
+			if k > big {
+				d.Raise(Warn, fmt.Sprintf("input %s: messages dropped, the inbox was full", name))
+			}
 		}
 		d.Add(name+".inbox_dropped", dr.Count)
 	}

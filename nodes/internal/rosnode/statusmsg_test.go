@@ -133,7 +133,7 @@ func TestSyncEncodings(t *testing.T) {
 
 	inputs := []string{"/camera", "/imu", "/scan"}
 	rates := []float64{10, 10.5, 4.25}
-	b := core.AppendStatusMsg(nil, statusNow, st, inputs, rates, 3.5, "/scan")
+	b := core.AppendStatusMsg(nil, statusNow, st, inputs, rates, 3.5, "/scan", 24)
 	got := decode[*tamsg.SyncStatus](t, b, tamsg.SyncStatusTypeSupport)
 	want := &tamsg.SyncStatus{
 		Header: stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -141,7 +141,7 @@ func TestSyncEncodings(t *testing.T) {
 		MeanSpread: rosDuration(t, st.Sync.MeanSpread), MaxSpread: rosDuration(t, st.Sync.MaxSpread),
 		MeanLatency: rosDuration(t, st.Sync.MeanLatency), MaxLatency: rosDuration(t, st.Sync.MaxLatency),
 		Inputs: inputs, Received: st.Sync.Received, Rates: rates, DroppedMalformed: st.DroppedMalformed,
-		Dropped: st.Sync.DroppedPerTopic(), BlockingInput: "/scan",
+		Dropped: st.Sync.DroppedPerTopic(), BlockingInput: "/scan", DroppedQueue: 24,
 	}
 	for _, n := range st.Sync.QueueFill {
 		want.QueueFill = append(want.QueueFill, uint32(n))

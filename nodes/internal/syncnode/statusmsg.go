@@ -12,8 +12,8 @@ import (
 // field as msg/SyncStatus.msg) stamped now. inputs are the resolved input
 // topics, rates the messages per second of each input and setRate the sets
 // per second (see Rates), blocking the silent input that blocks every set
-// or "".
-func (c *Core) AppendStatusMsg(b []byte, now stamp.Time, s Status, inputs []string, rates []float64, setRate float64, blocking string) []byte {
+// or "", droppedQueue the node's inbox drops.
+func (c *Core) AppendStatusMsg(b []byte, now stamp.Time, s Status, inputs []string, rates []float64, setRate float64, blocking string, droppedQueue uint64) []byte {
 	w := nodekit.NewCDR(b)
 	w.Header(now, "")
 	w.String(c.cfg.Sync.Policy.String())
@@ -63,6 +63,7 @@ func (c *Core) AppendStatusMsg(b []byte, now stamp.Time, s Status, inputs []stri
 		w.Uint64(v)
 	}
 	w.String(blocking)
+	w.Uint64(droppedQueue)
 	return w.B
 }
 

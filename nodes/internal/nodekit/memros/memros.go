@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -501,4 +502,23 @@ func (c *ParamClient) Set(ps ...params.Parameter) ([]params.SetResult, error) {
 		return h.SetParameters(req)
 	})
 	return r.Results, err
+}
+
+// Start runs the node of s on the graph (nodekit.RunMain with argv) in a
+// goroutine; stop ends it as SIGTERM would and returns its exit status and
+// what it wrote to stderr.
+func (g *Graph) Start(s nodekit.Spec, argv ...string) (stop func() (code int, stderr string)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var code int
+	var errOut strings.Builder
+	go func() {
+		code = nodekit.RunMain(ctx, s, argv, g.Connect, &errOut)
+		close(done)
+	}()
+	return func() (int, string) {
+		cancel()
+		<-done
+		return code, errOut.String()
+	}
 }

@@ -1,0 +1,66 @@
+package tsestnode
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+	"github.com/timealign/timealign/pkg/tsest"
+)
+
+func spec(p *Params) nodekit.Spec {
+	return nodekit.Spec{Name: "timestamp_estimator", What: What, StatusType: StatusType,
+		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
+}
+
+// TestNode: the node's wiring without ROS: `in` (its type from the graph)
+// stamped by the estimator on `out`, `reference` taking the same type,
+// ~/status once a second, a parameter set restarting the estimator.
+func TestNode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		p := DefaultParams()
+		in := g.Advertise("/imu_raw", "sensor_msgs/msg/Imu")
+		ref := g.Advertise("/reference", "sensor_msgs/msg/Imu")
+		out, status := g.Record("/imu"), g.Record("/timestamp_estimator/status")
+		stop := g.Start(spec(&p), "--ros-args", "-r", "in:=/imu_raw", "-r", "out:=/imu", "-p", "window_sec:=1.0")
+		time.Sleep(300 * time.Millisecond) // discovery
+		cfg := tsest.DefaultConfig()
+		cfg.Window = time.Second
+		est, err := tsest.New(cfg)
+		require.NoError(t, err)
+		var want []stamp.Time
+		for i := range 50 {
+			st := stamp.Time(1_700_000_000*time.Second) + stamp.Time(i)*10_000_000 + stamp.Time(i%3)*100_000
+			require.NoError(t, in.Publish(cdrtest.Message(st, "imu", 8)))
+			e, err := est.Update(st)
+			require.NoError(t, err)
+			want = append(want, e)
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.NoError(t, ref.Publish(cdrtest.Message(stamp.Time(1_700_000_000*time.Second), "ref", 8)))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		got := out.Messages()
+		require.Len(t, got, len(want))
+		for i, m := range got {
+			st, err := stamp.HeaderStamp(m)
+			require.NoError(t, err)
+			require.Equal(t, want[i], st, "message %d", i)
+		}
+		require.NotEmpty(t, status.Messages())
+		res, err := g.Parameters("/timestamp_estimator", time.Second).Set(params.Parameter{Name: "window_sec", Value: params.DoubleValue(0.5)})
+		require.NoError(t, err)
+		require.True(t, res[0].Successful, res[0].Reason)
+		require.Equal(t, 500*time.Millisecond, p.Config.Estimator.Window)
+		code, stderr := stop()
+		require.Zero(t, code, stderr)
+	})
+}
