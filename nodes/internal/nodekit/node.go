@@ -336,6 +336,12 @@ func (n *Node) Run(ctx context.Context) error {
 		if n.phase == discovering {
 			discC = disc.C
 		}
+		select { // parameter requests first: a backlog of messages does not hold them up
+		case f := <-n.calls:
+			f()
+			continue
+		default:
+		}
 		select {
 		case f := <-n.calls:
 			f()
@@ -485,18 +491,26 @@ func (n *Node) deliverer(i int) func([]byte, stamp.Time) {
 	}
 }
 
-// drain hands at most 64 waiting messages to the core, so parameter
-// requests and ticks are served between batches.
+// drain hands waiting messages to the core, at most 64 and for at most
+// 10 ms (a big message can take a publisher tens of milliseconds), so
+// parameter requests, ticks and reports are served between batches.
 func (n *Node) drain() {
-	n.inbox.Drain(64, func(m Msg) {
-		if n.phase != running {
+	deadline := time.Now().Add(10 * time.Millisecond)
+	for range 64 {
+		if n.inbox.Drain(1, n.handle) == 0 || time.Now().After(deadline) {
 			return
 		}
-		if err := n.core.Handle(m.Input, m.Data, m.Receive); err != nil {
-			name := n.names[m.Input]
-			n.limited(LogWarn, name, "dropped a malformed message on ", name, ": ", err)
-		}
-	})
+	}
+}
+
+func (n *Node) handle(m Msg) {
+	if n.phase != running {
+		return
+	}
+	if err := n.core.Handle(m.Input, m.Data, m.Receive); err != nil {
+		name := n.names[m.Input]
+		n.limited(LogWarn, name, "dropped a malformed message on ", name, ": ", err)
+	}
 }
 
 // publish is the cores' Publish.

@@ -27,6 +27,7 @@ import (
 // i, unchanged, and reports what it saw.
 type echo struct {
 	publish nodekit.Publish
+	slow    time.Duration           // if set, Handle takes this long
 	gate    chan struct{}           // if set, Handle waits on it for every message
 	bad     func(msg []byte) error  // if set, messages it refuses are malformed
 	mu      sync.Mutex              // the test reads what the owner goroutine writes
@@ -40,6 +41,7 @@ func (e *echo) Handle(i int, msg []byte, receive stamp.Time) error {
 	if e.gate != nil {
 		<-e.gate
 	}
+	time.Sleep(e.slow)
 	if e.bad != nil {
 		if err := e.bad(msg); err != nil {
 			return err
@@ -614,6 +616,29 @@ func TestTickAndStatusPeriods(t *testing.T) {
 		core.mu.Lock()
 		require.InDelta(t, 8, core.ticks, 2)
 		core.mu.Unlock()
+		require.Equal(t, 0, node.stop())
+	})
+}
+
+// TestRequestsBetweenSlowMessages: while a core takes long over each
+// message (a big one to publish), parameter requests are answered between
+// two messages, not after the whole backlog.
+func TestRequestsBetweenSlowMessages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		core := &echo{slow: 100 * time.Millisecond}
+		node := start(t, g, echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X"}}))
+		synctest.Wait()
+		pub := g.Advertise("/in0", "x_msgs/msg/X")
+		for i := range 20 {
+			require.NoError(t, pub.Publish(msg(stamp.Time(i), 100)))
+		}
+		time.Sleep(50 * time.Millisecond)
+		began := time.Now()
+		_, err := g.Parameters("/echo", time.Minute).List()
+		require.NoError(t, err)
+		require.LessOrEqual(t, time.Since(began), 100*time.Millisecond, "answered after the message being handled")
+		require.Less(t, len(core.messages()), 5)
 		require.Equal(t, 0, node.stop())
 	})
 }
