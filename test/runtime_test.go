@@ -227,7 +227,27 @@ func TestImages(t *testing.T) {
 				"-p", "message_type:=sensor_msgs/msg/Image"}, keepAll...)...)
 			p := bigPeer(t, "/ta_test/"+name+"_raw", "/ta_test/"+name, "sensor_msgs/msg/Image")
 			status := newPeer(t, "/ta_test/unused_"+name, "/"+name+"/status", "timealign/msg/TimestampEstimatorStatus")
+			c := newParamClient(t, "/"+name)
 			waitDiscovered(t, p)
+			c.firstList(t, 5*time.Second)
+			// While the images flow, the node answers its parameters.
+			var answered []time.Duration
+			listing := make(chan struct{})
+			go func() {
+				defer close(listing)
+				for lastFrame(p.received()) < tc.frames/2 {
+					time.Sleep(50 * time.Millisecond)
+				}
+				for range 5 {
+					t0 := time.Now()
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					_, _, err := c.list.Send(ctx, &srv.ListParameters_Request{})
+					cancel()
+					if err == nil {
+						answered = append(answered, time.Since(t0).Round(time.Millisecond))
+					}
+				}
+			}()
 			sent := make([][]byte, tc.frames)
 			begin := time.Now()
 			for i := range sent {
@@ -238,6 +258,12 @@ func TestImages(t *testing.T) {
 				require.NoError(t, p.pub.PublishSerialized(sent[i]))
 			}
 			took := time.Since(begin)
+			<-listing
+			t.Logf("list_parameters answered in %v while the images flowed", answered)
+			require.Len(t, answered, 5)
+			for _, d := range answered {
+				require.Less(t, d, time.Second)
+			}
 			waitFor(t, 20*time.Second, "the last image back", func() bool { return lastFrame(p.received()) == len(sent)-1 })
 			got := p.received()
 			first := firstFrame(t, got)

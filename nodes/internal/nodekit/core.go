@@ -37,14 +37,18 @@ type RuntimeStatus struct {
 	Node string
 	// Inputs are the resolved topics of the inputs, in input order.
 	Inputs []string
-	// DroppedQueue counts the messages the inbox dropped, all inputs.
+	// DroppedQueue counts the messages dropped by the node's queues: the
+	// inbox (all inputs) and the outputs' queues.
 	DroppedQueue uint64
 	// Elapsed is the monotonic time since the node started (for rates).
 	Elapsed time.Duration
 }
 
 // Publish publishes msg on output i (the index of its Port in Spec.Ports'
-// outputs). The runtime logs a failure. Outputs exist once every input's
+// outputs) and takes it: the core must not change or reuse msg afterwards
+// (the output's own goroutine publishes it later). It never blocks; a
+// message that does not fit in the output's queue is dropped, counted and
+// reported, as is a failure to publish. Outputs exist once every input's
 // type is known, which is before any message is handled.
 type Publish func(i int, msg []byte)
 

@@ -95,8 +95,10 @@ type input struct {
 
 type output struct {
 	Port
-	name string
-	pub  Publisher
+	name   string
+	box    *outbox // nil until the output exists
+	drops  Drops   // at the last report
+	failed uint64  // publish errors at the last report
 }
 
 // runtimeParams are the parameters every node declares.
@@ -215,6 +217,11 @@ func (n *Node) apply(changed []params.Parameter) {
 	for _, p := range changed {
 		if slices.Contains(RuntimeParameters, p.Name) {
 			n.inbox.SetLimits(n.rt.limits)
+			for _, o := range n.out {
+				if o.box != nil {
+					o.box.q.SetLimits(n.outboxLimits())
+				}
+			}
 		} else {
 			own = append(own, p)
 		}
@@ -369,10 +376,15 @@ func (n *Node) Run(ctx context.Context) error {
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		close(n.closing)
+		for _, o := range n.out {
+			if o.box != nil {
+				close(o.box.stop)
+			}
+		}
 		if n.spinStop != nil {
 			n.spinStop()
 		}
-		n.group.Wait()
+		n.group.Wait() // the transport's goroutine and the outputs
 		var spinErr error
 		select {
 		case err := <-n.spinErr:
@@ -447,7 +459,8 @@ func (n *Node) open() {
 			n.failWith(fmt.Errorf("%s: %w", o.name, err), param)
 			return
 		}
-		o.pub = pub
+		o.box = newOutbox(pub, n.outboxLimits())
+		n.group.Go(o.box.run)
 	}
 	for i, in := range n.in {
 		if err := n.tr.Subscribe(in.name, in.typ, in.QoS, n.deliverer(i)); err != nil {
@@ -513,22 +526,36 @@ func (n *Node) handle(m Msg) {
 	}
 }
 
-// publish is the cores' Publish.
+// outboxLimits bound an output's queue: inbox.max_bytes, and a fixed
+// number of messages (a core may publish a burst: a matched set, what a
+// silent input held back).
+func (n *Node) outboxLimits() Limits {
+	return Limits{Messages: maxOutboxMessages, Bytes: n.rt.limits.Bytes}
+}
+
+const maxOutboxMessages = 1 << 16
+
+// publish is the cores' Publish: msg goes to the output's queue, which
+// its own goroutine publishes.
 func (n *Node) publish(i int, msg []byte) {
-	if i < 0 || i >= len(n.out) || n.out[i].pub == nil {
+	if i < 0 || i >= len(n.out) || n.out[i].box == nil {
 		n.limited(LogError, "publish", fmt.Sprintf("publish: output %d does not exist", i))
 		return
 	}
-	if err := n.out[i].pub.Publish(msg); err != nil {
-		n.limited(LogError, n.out[i].name, "publish ", n.out[i].name, ": ", err)
-	}
+	n.out[i].box.q.Offer(0, msg, 0)
 }
 
 // report publishes ~/status and /diagnostics, and logs inbox drops and
 // changes of health.
 func (n *Node) report() {
 	now := n.Clock.Now()
-	rt := RuntimeStatus{Node: n.Name.FQN(), Inputs: n.names, DroppedQueue: n.inbox.Dropped(), Elapsed: time.Since(n.start)}
+	dropped := n.inbox.Dropped()
+	for _, o := range n.out {
+		if o.box != nil {
+			dropped += o.box.q.Dropped()
+		}
+	}
+	rt := RuntimeStatus{Node: n.Name.FQN(), Inputs: n.names, DroppedQueue: dropped, Elapsed: time.Since(n.start)}
 	var d Diagnostic
 	n.statusBuf, d = n.core.Report(n.statusBuf, now, rt)
 	if n.status != nil {
@@ -613,6 +640,31 @@ func (n *Node) reportDrops(d *Diagnostic) {
 	d.Add("inbox.dropped", n.inbox.Dropped())
 	d.Add("inbox.queued_messages", msgs)
 	d.Add("inbox.queued_bytes", bytes)
+	for i := range n.out {
+		o := &n.out[i]
+		if o.box == nil {
+			continue
+		}
+		var dr Drops
+		if ds := o.box.q.Drops(nil); len(ds) > 0 {
+			dr = ds[0]
+		}
+		if k := dr.Count - o.drops.Count; k > 0 {
+			n.log(LogWarn, fmt.Sprintf("%s: dropped %d messages (%d bytes, the last %d bytes) waiting to be published: "+
+				"the output falls behind (its readers or DDS are slower than the node; at most %d bytes wait: inbox.max_bytes)",
+				o.name, k, dr.Bytes-o.drops.Bytes, dr.LastSize, lim.Bytes))
+			d.Raise(Warn, fmt.Sprintf("output %s: messages dropped, it falls behind", o.name))
+		}
+		o.drops = dr
+		if failed, err := o.box.errors(); failed > o.failed {
+			n.log(LogError, fmt.Sprintf("%s: %d messages not published: %v", o.name, failed-o.failed, err))
+			d.Raise(Warn, fmt.Sprintf("output %s: publishing fails (%v)", o.name, err))
+			o.failed = failed
+		}
+		if dr.Count > 0 {
+			d.Add(o.name+".outbox_dropped", dr.Count)
+		}
+	}
 }
 
 // publishEvents publishes the parameter events the server queued.

@@ -642,3 +642,57 @@ func TestRequestsBetweenSlowMessages(t *testing.T) {
 		require.Equal(t, 0, node.stop())
 	})
 }
+
+// TestSlowOutput: an output whose publisher waits for its readers does not
+// hold up the node: parameters are answered at once, other outputs and
+// ~/status go on, messages go out in order; what does not fit in the
+// output's queue (inbox.max_bytes) is dropped, logged and reported; a
+// publisher that fails is reported too.
+func TestSlowOutput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		g.SlowPublish("/out0", 300*time.Millisecond)
+		diagnostics, status := g.Record("/diagnostics"), g.Record("/echo/status")
+		out0, out1 := g.Record("/out0"), g.Record("/out1")
+		core := &echo{}
+		node := start(t, g, echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X", "x_msgs/msg/X"}}),
+			"--ros-args", "-p", "inbox.max_bytes:=2500")
+		synctest.Wait()
+		in0, in1 := g.Advertise("/in0", "x_msgs/msg/X"), g.Advertise("/in1", "x_msgs/msg/X")
+		for i := range 10 {
+			require.NoError(t, in0.Publish(msg(stamp.Time(i), 1000)))
+			synctest.Wait()
+		}
+		require.Equal(t, 10, len(core.messages()), "the core is not held up by the slow output")
+		began := time.Now()
+		_, err := g.Parameters("/echo", time.Minute).List()
+		require.NoError(t, err)
+		require.Zero(t, time.Since(began), "parameters answered at once")
+		require.NoError(t, in1.Publish(msg(99, 100)))
+		synctest.Wait()
+		require.Len(t, out1.Messages(), 1, "the other output goes on")
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		got := out0.Messages()
+		require.Len(t, got, 3, "two waited in the output's queue of 2500 bytes behind the one being published")
+		for i, m := range got {
+			st, err := stamp.HeaderStamp(m)
+			require.NoError(t, err)
+			require.Equal(t, stamp.Time(i), st, "in order")
+		}
+		require.Equal(t, 1, logged(g.Node("/echo"), nodekit.LogWarn, "/out0: dropped 7 messages (7000 bytes, the last 1000 bytes) waiting to be published: the output falls behind"))
+		ds := diags(t, diagnostics)
+		require.Contains(t, ds[0].message, "output /out0: messages dropped, it falls behind")
+		require.Equal(t, "7", ds[len(ds)-1].values["/out0.outbox_dropped"])
+		st := status.Messages()
+		require.Equal(t, uint64(7), binary.LittleEndian.Uint64(st[len(st)-1][len(st[len(st)-1])-8:]), "dropped_queue in ~/status")
+
+		g.FailPublish("/out1", errors.New("rmw_publish failed"))
+		require.NoError(t, in1.Publish(msg(100, 100)))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 1, logged(g.Node("/echo"), nodekit.LogError, "/out1: 1 messages not published: rmw_publish failed"))
+		require.Contains(t, lastDiag(t, diagnostics).message, "output /out1: publishing fails (rmw_publish failed)")
+		require.Equal(t, 0, node.stop())
+	})
+}

@@ -58,8 +58,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Output receives a matched set: the members (input order; each buffer is
-// valid until Output returns) and the serialized MatchedSet.
+// Output receives a matched set: the members (input order: the messages
+// given to Add, which Output may keep; the members slice itself is reused)
+// and the serialized MatchedSet (new for each set).
 type Output func(members [][]byte, matched []byte)
 
 // Status is a snapshot of a Core.
@@ -76,7 +77,6 @@ type Core struct {
 	s         tsync.Synchronizer[[]byte]
 	out       Output
 	members   [][]byte
-	matched   []byte
 	seq       uint64
 	malformed []uint64
 	arrival   []stamp.Time
@@ -124,9 +124,9 @@ func (c *Core) onSet(set []tsync.Message[[]byte]) {
 		c.members[i] = m.Value
 		lo, hi = min(lo, m.Stamp), max(hi, m.Stamp)
 	}
-	c.matched = AppendMatchedSet(c.matched[:0], hi, c.frameID, c.seq, set, hi.Sub(lo))
+	matched := AppendMatchedSet(nil, hi, c.frameID, c.seq, set, hi.Sub(lo))
 	c.seq++
-	c.out(c.members, c.matched)
+	c.out(c.members, matched)
 	for i := range set {
 		c.members[i] = nil // the Core keeps no reference
 	}

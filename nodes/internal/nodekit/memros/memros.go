@@ -36,6 +36,8 @@ type Graph struct {
 	subs         map[string][]*subscription
 	pubs         map[string][]*Publisher
 	taps         map[string][]*Recorder
+	delays       map[string]time.Duration
+	failures     map[string]error
 	notInstalled map[string]bool
 	events       []params.EventMsg
 	history      []string
@@ -44,7 +46,8 @@ type Graph struct {
 // New returns an empty graph.
 func New() *Graph {
 	return &Graph{nodes: map[string]*Transport{}, subs: map[string][]*subscription{},
-		pubs: map[string][]*Publisher{}, taps: map[string][]*Recorder{}, notInstalled: map[string]bool{}}
+		pubs: map[string][]*Publisher{}, taps: map[string][]*Recorder{},
+		delays: map[string]time.Duration{}, failures: map[string]error{}, notInstalled: map[string]bool{}}
 }
 
 // NotInstalled makes msgType unknown to the graph: publishers and
@@ -115,6 +118,22 @@ func (g *Graph) checkType(msgType string) error {
 	return nil
 }
 
+// SlowPublish makes every publish on topic take d, as a writer waiting for
+// slow readers does.
+func (g *Graph) SlowPublish(topic string, d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.delays[topic] = d
+}
+
+// FailPublish makes every publish on topic fail with err (nil: succeed
+// again).
+func (g *Graph) FailPublish(topic string, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.failures[topic] = err
+}
+
 // Advertise creates a publisher of msgType on topic outside any node (a
 // test's peer): nodes see its type in the graph.
 func (g *Graph) Advertise(topic, msgType string) *Publisher {
@@ -144,6 +163,7 @@ func (p *Publisher) Publish(msg []byte) error {
 		g.mu.Unlock()
 		return errors.New("memros: publisher closed")
 	}
+	delay, fail := g.delays[p.topic], g.failures[p.topic]
 	var to []*subscription
 	taps := g.taps[p.topic]
 	for _, s := range g.subs[p.topic] {
@@ -152,6 +172,10 @@ func (p *Publisher) Publish(msg []byte) error {
 		}
 	}
 	g.mu.Unlock()
+	time.Sleep(delay)
+	if fail != nil {
+		return fail
+	}
 	for _, r := range taps {
 		r.add(msg)
 	}
