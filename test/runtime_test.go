@@ -217,8 +217,8 @@ func TestImages(t *testing.T) {
 		frames int
 		period time.Duration
 	}{
-		{"1080p", 1920, 1080, 60, 33 * time.Millisecond},
-		{"4K", 3840, 2160, 20, 100 * time.Millisecond},
+		{"1080p", 1920, 1080, 30, 33 * time.Millisecond},
+		{"4K", 3840, 2160, 10, 100 * time.Millisecond},
 	} {
 		t.Run(tc.name+"/timestamp_estimator", func(t *testing.T) {
 			name := "ta_img_est_" + tc.name
@@ -295,7 +295,7 @@ func TestImages(t *testing.T) {
 				"-r", "out0:=/ta_test/" + name + "_cam_out", "-r", "out1:=/ta_test/" + name + "_imu_out",
 				// 4K images cross DDS here at about a frame a second: gaps
 				// of 2 s (the default) are not silence.
-				"-p", "silent_after_sec:=10"}, keepAll...)...)
+				"-p", "silent_after_sec:=10.0"}, keepAll...)...)
 			cam := bigPeer(t, "/ta_test/"+name+"_cam", "/ta_test/"+name+"_cam_out", "sensor_msgs/msg/Image")
 			imu := newPeer(t, "/ta_test/"+name+"_imu", "/ta_test/"+name+"_imu_out", "sensor_msgs/msg/Imu")
 			status := newPeer(t, "/ta_test/unused_"+name, "/"+name+"/status", "timealign/msg/SyncStatus")
