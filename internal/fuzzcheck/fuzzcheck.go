@@ -1,0 +1,223 @@
+// Package fuzzcheck helps fuzz tests catch hangs and reach extreme values.
+//
+// [Finish] runs one fuzz input's work on its own goroutine and fails the
+// test, describing the input, if the work does not finish within a
+// deadline: a loop that never ends is a failure like any other, found by
+// the fuzzer and replayed from the corpus by plain go test.
+//
+// [Bytes] decodes fuzz bytes into values where the int64 extremes, zero and
+// "the previous value again" are each one byte away, so the fuzzer reaches
+// them without having to guess eight bytes at once.
+package fuzzcheck
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Deadline is how long one input may run. The work of a fuzz input is
+// bounded and takes well under 10 ms here, so 2 s is a margin of over 100×
+// for a loaded machine or the race detector; a loop that does not end runs
+// into it.
+const Deadline = 2 * time.Second
+
+// T collects the failures of work running off the test goroutine; it
+// satisfies testify's require.TestingT. FailNow ends the work's goroutine
+// (runtime.Goexit), and Finish reports the failures on the test goroutine,
+// where testing requires FailNow to be called.
+type T struct {
+	msgs []string
+	step atomic.Int64
+}
+
+// Errorf records a failure.
+func (t *T) Errorf(format string, args ...any) { t.msgs = append(t.msgs, fmt.Sprintf(format, args...)) }
+
+// Fatalf records a failure and ends the work.
+func (t *T) Fatalf(format string, args ...any) {
+	t.Errorf(format, args...)
+	t.FailNow()
+}
+
+// FailNow ends the work; the failures recorded so far fail the test.
+func (t *T) FailNow() {
+	if len(t.msgs) == 0 {
+		t.msgs = append(t.msgs, "FailNow")
+	}
+	runtime.Goexit()
+}
+
+// Helper does nothing (the work's frames are not the test's).
+func (t *T) Helper() {}
+
+// Step records the work's progress (e.g. the index of the message being
+// processed), so a hang names the step that did not return.
+func (t *T) Step(i int) { t.step.Store(int64(i)) }
+
+// Finish runs work and fails tb if it fails, panics, or has not returned
+// within Deadline; describe names the input in the failure. On a timeout
+// the work's goroutine is left running (Go cannot stop it): the test fails
+// at once and the test binary exits when the run ends.
+func Finish(tb testing.TB, describe func() string, work func(t *T)) {
+	tb.Helper()
+	finish(tb, Deadline, describe, work)
+}
+
+func finish(tb testing.TB, deadline time.Duration, describe func() string, work func(t *T)) {
+	tb.Helper()
+	t := &T{}
+	t.step.Store(-1)
+	type result struct {
+		panicked bool
+		p        any
+		stack    string
+	}
+	done := make(chan result, 1)
+	go func() {
+		r := result{panicked: true}
+		defer func() {
+			if r.panicked {
+				if r.p = recover(); r.p != nil {
+					buf := make([]byte, 16<<10)
+					r.stack = string(buf[:runtime.Stack(buf, false)])
+				} else {
+					r.panicked = false // runtime.Goexit from FailNow
+				}
+			}
+			done <- r
+		}()
+		work(t)
+		r.panicked = false
+	}()
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.panicked {
+			tb.Fatalf("panic: %v\n%s\ninput: %s", r.p, r.stack, describe())
+		}
+		if len(t.msgs) > 0 {
+			tb.Fatalf("%s\ninput: %s", strings.Join(t.msgs, "\n"), describe())
+		}
+	case <-timer.C:
+		tb.Fatalf("did not finish within %v (stuck at step %d): %s", deadline, t.step.Load(), describe())
+	}
+}
+
+// Bytes hands out values decoded from fuzz input; once the input is used
+// up every read returns zeros. The zero value is an empty input.
+type Bytes struct{ b []byte }
+
+// New returns a reader of b.
+func New(b []byte) *Bytes { return &Bytes{b} }
+
+// Len returns how many bytes are left.
+func (r *Bytes) Len() int { return len(r.b) }
+
+// Byte returns the next byte.
+func (r *Bytes) Byte() byte {
+	if len(r.b) == 0 {
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+// Uint64 returns the next eight bytes, little-endian (zero-padded at the end).
+func (r *Bytes) Uint64() uint64 {
+	var b [8]byte
+	n := copy(b[:], r.b)
+	r.b = r.b[n:]
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// The tags of Int64: each names a family of values.
+const (
+	TagDefault = iota // the caller's default (also what an exhausted input gives)
+	TagRaw            // eight bytes follow: any value
+	TagSmall          // a signed byte: −128..127
+	TagMax            // MaxInt64 − a byte
+	TagMin            // MinInt64 + a byte
+	TagPow2           // ±2^k from a byte: bit 7 the sign, k = (bits 0..5) mod 63
+	TagMilli          // the default plus a signed 16-bit count of milliseconds, saturating
+	TagDelta          // the default plus a signed byte, saturating
+	numTags
+)
+
+// Int64 decodes a tagged value (see the Tag constants); def is the value
+// of TagDefault, and the base of TagMilli and TagDelta (a previous stamp,
+// a default).
+func (r *Bytes) Int64(def int64) int64 {
+	switch r.Byte() % numTags {
+	case TagRaw:
+		return int64(r.Uint64())
+	case TagSmall:
+		return int64(int8(r.Byte()))
+	case TagMax:
+		return math.MaxInt64 - int64(r.Byte())
+	case TagMin:
+		return math.MinInt64 + int64(r.Byte())
+	case TagPow2:
+		c := r.Byte()
+		v := int64(1) << (c & 0x3f % 63)
+		if c&0x80 != 0 {
+			v = -v
+		}
+		return v
+	case TagMilli:
+		ms := int64(int16(uint16(r.Byte()) | uint16(r.Byte())<<8))
+		return SatAdd(def, ms*int64(time.Millisecond))
+	case TagDelta:
+		return SatAdd(def, int64(int8(r.Byte())))
+	}
+	return def
+}
+
+// NonNeg is Int64 folded onto 0..MaxInt64 (a negative v becomes −v, and
+// MinInt64 becomes MaxInt64): for durations that must not be negative.
+func (r *Bytes) NonNeg(def int64) int64 { return Abs(r.Int64(def)) }
+
+// Abs returns |v|, with MaxInt64 for MinInt64.
+func Abs(v int64) int64 {
+	switch {
+	case v == math.MinInt64:
+		return math.MaxInt64
+	case v < 0:
+		return -v
+	}
+	return v
+}
+
+// SatAdd returns a+b saturated to the int64 range.
+func SatAdd(a, b int64) int64 {
+	s := a + b
+	if (a >= 0) == (b >= 0) && (s >= 0) != (a >= 0) {
+		if a >= 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return s
+}
+
+// Encoder builds inputs for Bytes, to turn test tables into seeds.
+type Encoder struct{ B []byte }
+
+// Byte appends a byte.
+func (e *Encoder) Byte(c byte) *Encoder { e.B = append(e.B, c); return e }
+
+// Default appends TagDefault.
+func (e *Encoder) Default() *Encoder { return e.Byte(TagDefault) }
+
+// Raw appends v with TagRaw, which decodes to v exactly.
+func (e *Encoder) Raw(v int64) *Encoder {
+	e.B = binary.LittleEndian.AppendUint64(append(e.B, TagRaw), uint64(v))
+	return e
+}

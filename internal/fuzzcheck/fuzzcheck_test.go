@@ -1,0 +1,112 @@
+package fuzzcheck
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeTB records the failure of finish instead of failing the test.
+type fakeTB struct {
+	testing.TB
+	failed string
+}
+
+func (f *fakeTB) Helper() {}
+
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.failed = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// run calls finish on a fakeTB (on a goroutine, as Fatalf ends it) and
+// returns the failure, or "".
+func run(work func(t *T)) string {
+	f := &fakeTB{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		finish(f, 50*time.Millisecond, func() string { return "the input" }, work)
+	}()
+	<-done
+	return f.failed
+}
+
+func TestFinish(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	for _, c := range []struct {
+		name string
+		work func(t *T)
+		want []string // substrings of the failure; none: it passes
+	}{
+		{"returns", func(t *T) { t.Step(3) }, nil},
+		{"hangs", func(t *T) { t.Step(7); <-block }, []string{"did not finish within 50ms", "step 7", "the input"}},
+		{"panics", func(t *T) { panic("boom") }, []string{"panic: boom", "the input"}},
+		{"fails", func(t *T) { t.Errorf("first"); t.Fatalf("second %d", 2); t.Errorf("not reached") },
+			[]string{"first\nsecond 2\ninput: the input"}},
+		{"FailNow alone", func(t *T) { t.FailNow() }, []string{"FailNow"}},
+	} {
+		got := run(c.work)
+		if len(c.want) == 0 && got != "" {
+			t.Errorf("%s: failed: %s", c.name, got)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: failure %q does not contain %q", c.name, got, w)
+			}
+		}
+		if strings.Contains(got, "not reached") {
+			t.Errorf("%s: Fatalf did not end the work", c.name)
+		}
+	}
+}
+
+func TestInt64(t *testing.T) {
+	for _, c := range []struct {
+		in   []byte
+		def  int64
+		want int64
+	}{
+		{nil, 42, 42},
+		{[]byte{TagDefault}, -5, -5},
+		{[]byte{TagRaw, 1, 0, 0, 0, 0, 0, 0, 0x80}, 0, math.MinInt64 + 1},
+		{[]byte{TagRaw, 1}, 0, 1}, // zero-padded
+		{[]byte{TagSmall, 0xff}, 9, -1},
+		{[]byte{TagMax, 0}, 0, math.MaxInt64},
+		{[]byte{TagMax, 7}, 0, math.MaxInt64 - 7},
+		{[]byte{TagMin, 0}, 0, math.MinInt64},
+		{[]byte{TagMin, 3}, 0, math.MinInt64 + 3},
+		{[]byte{TagPow2, 62}, 0, 1 << 62},
+		{[]byte{TagPow2, 0x80 | 10}, 0, -1024},
+		{[]byte{TagMilli, 0xff, 0xff}, 5, 5 - 1_000_000},
+		{[]byte{TagMilli, 1, 0}, math.MaxInt64 - 10, math.MaxInt64},
+		{[]byte{TagDelta, 0x80}, math.MinInt64 + 5, math.MinInt64},
+		{[]byte{TagDelta, 2}, 40, 42},
+		{[]byte{numTags + TagMax, 0}, 0, math.MaxInt64}, // tags wrap
+	} {
+		if got := New(c.in).Int64(c.def); got != c.want {
+			t.Errorf("Int64(%v, def %d) = %d, want %d", c.in, c.def, got, c.want)
+		}
+	}
+	if got := New([]byte{TagMin, 0}).NonNeg(0); got != math.MaxInt64 {
+		t.Errorf("NonNeg(MinInt64) = %d", got)
+	}
+	var e Encoder
+	for _, v := range []int64{0, -1, math.MinInt64, math.MaxInt64, 12345} {
+		e.Raw(v)
+	}
+	e.Default()
+	r := New(e.B)
+	for _, v := range []int64{0, -1, math.MinInt64, math.MaxInt64, 12345, 77} {
+		if got := r.Int64(77); got != v {
+			t.Errorf("Encoder round trip: got %d, want %d", got, v)
+		}
+	}
+	if r.Len() != 0 || r.Byte() != 0 || r.Uint64() != 0 {
+		t.Error("an exhausted input reads zeros")
+	}
+}
