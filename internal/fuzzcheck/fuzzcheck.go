@@ -1,9 +1,12 @@
 // Package fuzzcheck helps fuzz tests catch hangs and reach extreme values.
 //
-// [Finish] runs one fuzz input's work on its own goroutine and fails the
-// test, describing the input, if the work does not finish within a
-// deadline: a loop that never ends is a failure like any other, found by
-// the fuzzer and replayed from the corpus by plain go test.
+// [Finish] runs one fuzz input's work on its own goroutine and, if the
+// work does not finish within a deadline of CPU time, ends the process
+// with a panic that describes the input and shows where the work is
+// stuck: a loop that never ends is a failure like any other, found by the
+// fuzzer (which records the input of a crashed worker) and replayed from
+// the corpus by plain go test. Failures and panics of the work fail the
+// test as usual.
 //
 // [Bytes] decodes fuzz bytes into values where the int64 extremes, zero and
 // "the previous value again" are each one byte away, so the fuzzer reaches
@@ -21,11 +24,19 @@ import (
 	"time"
 )
 
-// Deadline is how long one input may run. The work of a fuzz input is
+// Deadline is the CPU time one input may use. The work of a fuzz input is
 // bounded and takes well under 10 ms here, so 2 s is a margin of over 100×
-// for a loaded machine or the race detector; a loop that does not end runs
-// into it.
+// (the race detector included); a loop that does not end uses it up within
+// about 2 s on an idle machine.
+//
+// The deadline counts the process's CPU time, not the wall clock, so a
+// machine busy with other work (a CI runner, parallel fuzz workers) slows
+// the detection of a hang instead of failing an input that merely waited
+// for a CPU. WallLimit catches work that blocks without spinning.
 const Deadline = 2 * time.Second
+
+// WallLimit is the wall-clock time one input may take whatever CPU it used.
+const WallLimit = 60 * time.Second
 
 // T collects the failures of work running off the test goroutine; it
 // satisfies testify's require.TestingT. FailNow ends the work's goroutine
@@ -60,16 +71,26 @@ func (t *T) Helper() {}
 // processed), so a hang names the step that did not return.
 func (t *T) Step(i int) { t.step.Store(int64(i)) }
 
-// Finish runs work and fails tb if it fails, panics, or has not returned
-// within Deadline; describe names the input in the failure. On a timeout
-// the work's goroutine is left running (Go cannot stop it): the test fails
-// at once and the test binary exits when the run ends.
+// Finish runs work and fails tb if it fails or panics. If work has not
+// returned when the process has used Deadline of CPU time since it
+// started (or WallLimit has passed), Finish ends the process with a panic
+// that describes the input (describe) and the stuck goroutines: a stuck
+// goroutine cannot be stopped, and left running it would spin on, using
+// the CPU budget of later inputs. Under the fuzzer, the crashed worker's
+// input is recorded as a failure; under go test, the package fails.
 func Finish(tb testing.TB, describe func() string, work func(t *T)) {
 	tb.Helper()
-	finish(tb, Deadline, describe, work)
+	finish(tb, Deadline, WallLimit, crash, describe, work)
 }
 
-func finish(tb testing.TB, deadline time.Duration, describe func() string, work func(t *T)) {
+// crash panics on a goroutine of its own, which no test framework
+// recovers, so the process ends.
+func crash(msg string) {
+	go func() { panic("fuzzcheck: " + msg) }()
+	select {}
+}
+
+func finish(tb testing.TB, cpuLimit, wallLimit time.Duration, hang func(msg string), describe func() string, work func(t *T)) {
 	tb.Helper()
 	t := &T{}
 	t.step.Store(-1)
@@ -79,6 +100,7 @@ func finish(tb testing.TB, deadline time.Duration, describe func() string, work 
 		stack    string
 	}
 	done := make(chan result, 1)
+	cpu0 := processCPU()
 	go func() {
 		r := result{panicked: true}
 		defer func() {
@@ -95,18 +117,31 @@ func finish(tb testing.TB, deadline time.Duration, describe func() string, work 
 		work(t)
 		r.panicked = false
 	}()
-	timer := time.NewTimer(deadline)
-	defer timer.Stop()
-	select {
-	case r := <-done:
-		if r.panicked {
-			tb.Fatalf("panic: %v\n%s\ninput: %s", r.p, r.stack, describe())
+	wall := time.NewTimer(wallLimit)
+	defer wall.Stop()
+	tick := time.NewTicker(cpuLimit / 8)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			if r.panicked {
+				tb.Fatalf("panic: %v\n%s\ninput: %s", r.p, r.stack, describe())
+			}
+			if len(t.msgs) > 0 {
+				tb.Fatalf("%s\ninput: %s", strings.Join(t.msgs, "\n"), describe())
+			}
+			return
+		case <-tick.C:
+			if used := processCPU() - cpu0; used >= cpuLimit {
+				hang(fmt.Sprintf("%s: did not finish within %v of CPU time (stuck at step %d): %s\n%s",
+					tb.Name(), cpuLimit, t.step.Load(), describe(), stacks()))
+				return
+			}
+		case <-wall.C:
+			hang(fmt.Sprintf("%s: did not finish within %v (stuck at step %d): %s\n%s",
+				tb.Name(), wallLimit, t.step.Load(), describe(), stacks()))
+			return
 		}
-		if len(t.msgs) > 0 {
-			tb.Fatalf("%s\ninput: %s", strings.Join(t.msgs, "\n"), describe())
-		}
-	case <-timer.C:
-		tb.Fatalf("did not finish within %v (stuck at step %d): %s", deadline, t.step.Load(), describe())
 	}
 }
 
@@ -221,3 +256,14 @@ func (e *Encoder) Raw(v int64) *Encoder {
 	e.B = binary.LittleEndian.AppendUint64(append(e.B, TagRaw), uint64(v))
 	return e
 }
+
+// stacks returns the stacks of every goroutine (the first 64 KiB).
+func stacks() string {
+	buf := make([]byte, 64<<10)
+	return string(buf[:runtime.Stack(buf, true)])
+}
+
+var start = time.Now()
+
+// wallClock is the time since the package was initialized.
+func wallClock() time.Duration { return time.Since(start) }

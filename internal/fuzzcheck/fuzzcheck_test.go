@@ -15,7 +15,8 @@ type fakeTB struct {
 	failed string
 }
 
-func (f *fakeTB) Helper() {}
+func (f *fakeTB) Helper()      {}
+func (f *fakeTB) Name() string { return "TestX" }
 
 func (f *fakeTB) Fatalf(format string, args ...any) {
 	f.failed = fmt.Sprintf(format, args...)
@@ -29,28 +30,40 @@ func run(work func(t *T)) string {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		finish(f, 50*time.Millisecond, func() string { return "the input" }, work)
+		hang := func(msg string) { f.Fatalf("%s", msg) }
+		finish(f, 50*time.Millisecond, 300*time.Millisecond, hang, func() string { return "the input" }, work)
 	}()
 	<-done
 	return f.failed
 }
 
 func TestFinish(t *testing.T) {
-	block := make(chan struct{})
-	defer close(block)
 	for _, c := range []struct {
 		name string
-		work func(t *T)
+		work func(t *T, block chan struct{})
 		want []string // substrings of the failure; none: it passes
 	}{
-		{"returns", func(t *T) { t.Step(3) }, nil},
-		{"hangs", func(t *T) { t.Step(7); <-block }, []string{"did not finish within 50ms", "step 7", "the input"}},
-		{"panics", func(t *T) { panic("boom") }, []string{"panic: boom", "the input"}},
-		{"fails", func(t *T) { t.Errorf("first"); t.Fatalf("second %d", 2); t.Errorf("not reached") },
+		{"returns", func(t *T, _ chan struct{}) { t.Step(3) }, nil},
+		{"spins", func(t *T, block chan struct{}) {
+			t.Step(7)
+			for {
+				select {
+				case <-block:
+					return
+				default:
+				}
+			}
+		}, []string{"TestX: did not finish within 50ms of CPU time", "step 7", "the input", "fuzzcheck_test.go"}},
+		{"blocks", func(t *T, block chan struct{}) { t.Step(2); <-block }, []string{"did not finish within 300ms (stuck at step 2)", "the input"}},
+		{"panics", func(t *T, _ chan struct{}) { panic("boom") }, []string{"panic: boom", "the input"}},
+		{"fails", func(t *T, _ chan struct{}) { t.Errorf("first"); t.Fatalf("second %d", 2); t.Errorf("not reached") },
 			[]string{"first\nsecond 2\ninput: the input"}},
-		{"FailNow alone", func(t *T) { t.FailNow() }, []string{"FailNow"}},
+		{"FailNow alone", func(t *T, _ chan struct{}) { t.FailNow() }, []string{"FailNow"}},
 	} {
-		got := run(c.work)
+		// block releases work left running after a timeout.
+		block := make(chan struct{})
+		got := run(func(t *T) { c.work(t, block) })
+		close(block)
 		if len(c.want) == 0 && got != "" {
 			t.Errorf("%s: failed: %s", c.name, got)
 		}
