@@ -1,12 +1,11 @@
 // Package fuzzcheck helps fuzz tests catch hangs and reach extreme values.
 //
-// [Finish] runs one fuzz input's work on its own goroutine and, if the
-// work does not finish within a deadline of CPU time, ends the process
-// with a panic that describes the input and shows where the work is
-// stuck: a loop that never ends is a failure like any other, found by the
-// fuzzer (which records the input of a crashed worker) and replayed from
-// the corpus by plain go test. Failures and panics of the work fail the
-// test as usual.
+// [Finish] runs one fuzz input's work under a watchdog and, if the work
+// does not finish within a deadline of CPU time, ends the process with a
+// panic that describes the input and shows where the work is stuck: a
+// loop that never ends is a failure like any other, found by the fuzzer
+// (which records the input of a crashed worker) and replayed from the
+// corpus by plain go test.
 //
 // [Bytes] decodes fuzz bytes into values where the int64 extremes, zero and
 // "the previous value again" are each one byte away, so the fuzzer reaches
@@ -18,7 +17,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,111 +36,91 @@ const Deadline = 2 * time.Second
 // WallLimit is the wall-clock time one input may take whatever CPU it used.
 const WallLimit = 60 * time.Second
 
-// T collects the failures of work running off the test goroutine; it
-// satisfies testify's require.TestingT. FailNow ends the work's goroutine
-// (runtime.Goexit), and Finish reports the failures on the test goroutine,
-// where testing requires FailNow to be called.
+// T is the test as the work sees it: failures name the input, and Step
+// records progress. It satisfies testing.TB (and testify's
+// require.TestingT).
 type T struct {
-	msgs []string
-	step atomic.Int64
+	testing.TB
+	describe func() string
+	step     atomic.Int64
 }
 
-// Errorf records a failure.
-func (t *T) Errorf(format string, args ...any) { t.msgs = append(t.msgs, fmt.Sprintf(format, args...)) }
+// Errorf reports a failure, naming the input.
+func (t *T) Errorf(format string, args ...any) {
+	t.TB.Helper()
+	t.TB.Errorf("%s\ninput: %s", fmt.Sprintf(format, args...), t.describe())
+}
 
-// Fatalf records a failure and ends the work.
+// Fatalf reports a failure, naming the input, and ends the test.
 func (t *T) Fatalf(format string, args ...any) {
-	t.Errorf(format, args...)
-	t.FailNow()
+	t.TB.Helper()
+	t.TB.Fatalf("%s\ninput: %s", fmt.Sprintf(format, args...), t.describe())
 }
-
-// FailNow ends the work; the failures recorded so far fail the test.
-func (t *T) FailNow() {
-	if len(t.msgs) == 0 {
-		t.msgs = append(t.msgs, "FailNow")
-	}
-	runtime.Goexit()
-}
-
-// Helper does nothing (the work's frames are not the test's).
-func (t *T) Helper() {}
 
 // Step records the work's progress (e.g. the index of the message being
 // processed), so a hang names the step that did not return.
 func (t *T) Step(i int) { t.step.Store(int64(i)) }
 
-// Finish runs work and fails tb if it fails or panics. If work has not
-// returned when the process has used Deadline of CPU time since it
-// started (or WallLimit has passed), Finish ends the process with a panic
-// that describes the input (describe) and the stuck goroutines: a stuck
-// goroutine cannot be stopped, and left running it would spin on, using
-// the CPU budget of later inputs. Under the fuzzer, the crashed worker's
-// input is recorded as a failure; under go test, the package fails.
+// Finish runs work on the test's goroutine under a watchdog. If work has
+// not returned when the process has used Deadline of CPU time since it
+// started (or WallLimit has passed), the watchdog ends the process with a
+// panic that describes the input (describe) and shows every goroutine's
+// stack, the stuck one included: a goroutine cannot be stopped, and one
+// left spinning would use the CPU budget of every later input. Under the
+// fuzzer, the crashed worker's input is recorded as a failure; under go
+// test, the package fails. Failures and panics of work are reported as
+// usual, failures with the input named.
 func Finish(tb testing.TB, describe func() string, work func(t *T)) {
 	tb.Helper()
 	finish(tb, Deadline, WallLimit, crash, describe, work)
 }
 
-// crash panics on a goroutine of its own, which no test framework
-// recovers, so the process ends.
-func crash(msg string) {
-	go func() { panic("fuzzcheck: " + msg) }()
-	select {}
-}
+// crash panics on the watchdog's goroutine (the timer's), which no test
+// framework recovers, so the process ends.
+func crash(msg string) { panic("fuzzcheck: " + msg) }
 
 func finish(tb testing.TB, cpuLimit, wallLimit time.Duration, hang func(msg string), describe func() string, work func(t *T)) {
 	tb.Helper()
-	t := &T{}
+	t := &T{TB: tb, describe: describe}
 	t.step.Store(-1)
-	type result struct {
-		panicked bool
-		p        any
-		stack    string
-	}
-	done := make(chan result, 1)
-	cpu0 := processCPU()
-	go func() {
-		r := result{panicked: true}
-		defer func() {
-			if r.panicked {
-				if r.p = recover(); r.p != nil {
-					buf := make([]byte, 16<<10)
-					r.stack = string(buf[:runtime.Stack(buf, false)])
-				} else {
-					r.panicked = false // runtime.Goexit from FailNow
-				}
-			}
-			done <- r
-		}()
-		work(t)
-		r.panicked = false
-	}()
-	wall := time.NewTimer(wallLimit)
-	defer wall.Stop()
-	tick := time.NewTicker(cpuLimit / 8)
-	defer tick.Stop()
-	for {
-		select {
-		case r := <-done:
-			if r.panicked {
-				tb.Fatalf("panic: %v\n%s\ninput: %s", r.p, r.stack, describe())
-			}
-			if len(t.msgs) > 0 {
-				tb.Fatalf("%s\ninput: %s", strings.Join(t.msgs, "\n"), describe())
-			}
-			return
-		case <-tick.C:
-			if used := processCPU() - cpu0; used >= cpuLimit {
-				hang(fmt.Sprintf("%s: did not finish within %v of CPU time (stuck at step %d): %s\n%s",
-					tb.Name(), cpuLimit, t.step.Load(), describe(), stacks()))
-				return
-			}
-		case <-wall.C:
-			hang(fmt.Sprintf("%s: did not finish within %v (stuck at step %d): %s\n%s",
-				tb.Name(), wallLimit, t.step.Load(), describe(), stacks()))
+	wall0 := time.Now()
+	// The watchdog is a timer that checks every cpuLimit/8 of wall time,
+	// counting CPU time from its first check (so work that ends sooner
+	// costs no getrusage call): a spinning goroutine uses up the limit
+	// within about 9/8·cpuLimit of wall time on an idle machine, later on
+	// a busy one.
+	var done atomic.Bool
+	var timer *time.Timer
+	var cpu0 time.Duration // only the timer's goroutine touches it
+	first := true
+	armed := make(chan struct{})
+	check := func() {
+		<-armed
+		if done.Load() {
 			return
 		}
+		cpu := processCPU()
+		if first {
+			cpu0, first = cpu, false
+		}
+		switch {
+		case cpu-cpu0 >= cpuLimit:
+			hang(fmt.Sprintf("%s: did not finish within %v of CPU time (stuck at step %d): %s\n%s",
+				tb.Name(), cpuLimit, t.step.Load(), describe(), stacks()))
+		case time.Since(wall0) >= wallLimit:
+			hang(fmt.Sprintf("%s: did not finish within %v (stuck at step %d): %s\n%s",
+				tb.Name(), wallLimit, t.step.Load(), describe(), stacks()))
+		default:
+			timer.Reset(cpuLimit / 8)
+		}
 	}
+	timer = time.AfterFunc(cpuLimit/8, check)
+	close(armed)
+	defer func() {
+		done.Store(true)
+		timer.Stop()
+	}()
+	work(t)
 }
 
 // Bytes hands out values decoded from fuzz input; once the input is used

@@ -4,76 +4,81 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// fakeTB records the failure of finish instead of failing the test.
+// fakeTB records failures instead of failing the test.
 type fakeTB struct {
 	testing.TB
-	failed string
+	failed []string
 }
 
 func (f *fakeTB) Helper()      {}
 func (f *fakeTB) Name() string { return "TestX" }
 
+func (f *fakeTB) Errorf(format string, args ...any) {
+	f.failed = append(f.failed, fmt.Sprintf(format, args...))
+}
+
 func (f *fakeTB) Fatalf(format string, args ...any) {
-	f.failed = fmt.Sprintf(format, args...)
+	f.Errorf(format, args...)
 	runtime.Goexit()
 }
 
-// run calls finish on a fakeTB (on a goroutine, as Fatalf ends it) and
-// returns the failure, or "".
-func run(work func(t *T)) string {
+// run calls finish on a fakeTB (on a goroutine of its own: Fatalf ends
+// it) with a watchdog that records the hang and releases the work, and
+// returns the failures and the hang.
+func run(work func(t *T, release chan struct{})) (failed []string, hung string) {
 	f := &fakeTB{}
+	release := make(chan struct{})
+	hang := func(msg string) { hung = msg; close(release) }
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		hang := func(msg string) { f.Fatalf("%s", msg) }
-		finish(f, 50*time.Millisecond, 300*time.Millisecond, hang, func() string { return "the input" }, work)
+		finish(f, 50*time.Millisecond, 300*time.Millisecond, hang, func() string { return "the input" },
+			func(t *T) { work(t, release) })
 	}()
 	<-done
-	return f.failed
+	return f.failed, hung
 }
 
 func TestFinish(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		work func(t *T, block chan struct{})
-		want []string // substrings of the failure; none: it passes
+		name   string
+		work   func(t *T, release chan struct{})
+		failed []string // the failures
+		hung   []string // substrings of the hang report; none: no hang
 	}{
-		{"returns", func(t *T, _ chan struct{}) { t.Step(3) }, nil},
-		{"spins", func(t *T, block chan struct{}) {
+		{"returns", func(t *T, _ chan struct{}) { t.Step(3) }, nil, nil},
+		{"spins", func(t *T, release chan struct{}) {
 			t.Step(7)
 			for {
 				select {
-				case <-block:
+				case <-release:
 					return
 				default:
 				}
 			}
-		}, []string{"TestX: did not finish within 50ms of CPU time", "step 7", "the input", "fuzzcheck_test.go"}},
-		{"blocks", func(t *T, block chan struct{}) { t.Step(2); <-block }, []string{"did not finish within 300ms (stuck at step 2)", "the input"}},
-		{"panics", func(t *T, _ chan struct{}) { panic("boom") }, []string{"panic: boom", "the input"}},
+		}, nil, []string{"TestX: did not finish within 50ms of CPU time", "step 7", "the input", "fuzzcheck_test.go"}},
+		{"blocks", func(t *T, release chan struct{}) { t.Step(2); <-release },
+			nil, []string{"TestX: did not finish within 300ms (stuck at step 2)", "the input"}},
 		{"fails", func(t *T, _ chan struct{}) { t.Errorf("first"); t.Fatalf("second %d", 2); t.Errorf("not reached") },
-			[]string{"first\nsecond 2\ninput: the input"}},
-		{"FailNow alone", func(t *T, _ chan struct{}) { t.FailNow() }, []string{"FailNow"}},
+			[]string{"first\ninput: the input", "second 2\ninput: the input"}, nil},
 	} {
-		// block releases work left running after a timeout.
-		block := make(chan struct{})
-		got := run(func(t *T) { c.work(t, block) })
-		close(block)
-		if len(c.want) == 0 && got != "" {
-			t.Errorf("%s: failed: %s", c.name, got)
+		failed, hung := run(c.work)
+		if !slices.Equal(failed, c.failed) {
+			t.Errorf("%s: failures %q, want %q", c.name, failed, c.failed)
 		}
-		for _, w := range c.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: failure %q does not contain %q", c.name, got, w)
+		if len(c.hung) == 0 && hung != "" {
+			t.Errorf("%s: hung: %s", c.name, hung)
+		}
+		for _, w := range c.hung {
+			if !strings.Contains(hung, w) {
+				t.Errorf("%s: hang report %q does not contain %q", c.name, hung, w)
 			}
-		}
-		if strings.Contains(got, "not reached") {
-			t.Errorf("%s: Fatalf did not end the work", c.name)
 		}
 	}
 }

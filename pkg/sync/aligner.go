@@ -468,7 +468,9 @@ func (a *StreamAligner[T]) Step() (StreamSample[T], bool) {
 }
 
 // Drain plays every ready sample, in order, through play (which may be
-// nil) and returns how many it played.
+// nil) and returns how many it played. Every Step that plays pops a
+// buffered sample, so Drain ends after at most the buffered samples
+// (and those play pushes).
 func (a *StreamAligner[T]) Drain(play func(StreamSample[T])) int {
 	n := 0
 	for {
