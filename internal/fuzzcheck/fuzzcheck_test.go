@@ -31,14 +31,14 @@ func (f *fakeTB) Fatalf(format string, args ...any) {
 // run calls finish on a fakeTB (on a goroutine of its own: Fatalf ends
 // it) with a watchdog that records the hang and releases the work, and
 // returns the failures and the hang.
-func run(work func(t *T, release chan struct{})) (failed []string, hung string) {
+func run(wall time.Duration, work func(t *T, release chan struct{})) (failed []string, hung string) {
 	f := &fakeTB{}
 	release := make(chan struct{})
 	hang := func(msg string) { hung = msg; close(release) }
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		finish(f, 50*time.Millisecond, 300*time.Millisecond, hang, func() string { return "the input" },
+		finish(f, 50*time.Millisecond, wall, hang, func() string { return "the input" },
 			func(t *T) { work(t, release) })
 	}()
 	<-done
@@ -68,7 +68,14 @@ func TestFinish(t *testing.T) {
 		{"fails", func(t *T, _ chan struct{}) { t.Errorf("first"); t.Fatalf("second %d", 2); t.Errorf("not reached") },
 			[]string{"first\ninput: the input", "second 2\ninput: the input"}, nil},
 	} {
-		failed, hung := run(c.work)
+		// A spinning input must hit the CPU budget however loaded the
+		// machine is (a short wall cap would fire first); the blocked one
+		// uses no CPU and must hit the wall cap.
+		wall := time.Minute
+		if c.name == "blocks" {
+			wall = 300 * time.Millisecond
+		}
+		failed, hung := run(wall, c.work)
 		if !slices.Equal(failed, c.failed) {
 			t.Errorf("%s: failures %q, want %q", c.name, failed, c.failed)
 		}
