@@ -131,3 +131,23 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.True(t, strings.HasPrefix(out, "timealign "))
 }
+
+// TestFlagsAfterInput: flags may follow the input file, as in most tools;
+// after "--" everything is an argument.
+func TestFlagsAfterInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	require.NoError(t, os.WriteFile(in, []byte("receive_ns,ticks\n1000,1\n"), 0o644))
+	out := filepath.Join(dir, "out.csv")
+	_, errOut, code := runCmd(t, "", "pll", in, "--out", out, "--mode", "sick")
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Equal(t, "receive_ns,ticks,valid,estimate_ns\n1000,1,false,\n", string(b))
+	_, errOut, code = runCmd(t, "", "pll", in, "--", "--out")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `want at most one input file, got 2 arguments: ["`+in+`" "--out"]`)
+	_, errOut, code = runCmd(t, "", "pll", in, "--bogus")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "flag provided but not defined: -bogus")
+}
