@@ -119,6 +119,8 @@ func TestBinderSet(t *testing.T) {
 	errs = s.Set(Parameter{"mode", StringValue("x")}, Parameter{"qos.in.depth", IntValue(3)}, Parameter{"window_sec", DoubleValue(math.NaN())})
 	assert.Equal(t, `parameter 'mode': invalid parameter value: "x" is not one of fast, slow`, errs[0].Error())
 	assert.ErrorIs(t, errs[1], ErrReadOnly, "QoS is fixed at creation")
+	assert.Equal(t, "parameter 'qos.in.depth' cannot be set because it is read-only (the subscriptions and publishers are created with it at start-up)",
+		errs[1].Error(), "with the reason its description gives")
 	assert.ErrorIs(t, errs[2], ErrOutOfRange)
 	assert.Equal(t, "fast", cfg.Mode)
 }

@@ -111,7 +111,7 @@ func (q QoS) String() string {
 // subscription or publisher once, with the declared profile. Errors name
 // the parameter.
 func (b *Binder) QoS(prefix string, q *QoS) {
-	const why = "; read-only: the subscriptions and publishers are created with it at start-up"
+	const why = ReadOnlyReason + "the subscriptions and publishers are created with it at start-up"
 	enum := func(name string, names []string, get func() uint8, set func(uint8), what string) {
 		b.Func(prefix+"."+name, Descriptor{
 			Description:           what + why,

@@ -107,8 +107,8 @@ func (p *Params) streams() error {
 // Bind declares the parameters on b, bound to p. The writable ones take
 // effect through Core.Reconfigure; those of the inputs are read-only.
 func (p *Params) Bind(b *params.Binder) {
-	const ports = "; read-only: the subscriptions and publishers are created with it"
-	const buffers = "; read-only: the aligner registers its inputs with it at start-up and cannot change them"
+	const ports = params.ReadOnlyReason + "the subscriptions and publishers are created with it"
+	const buffers = params.ReadOnlyReason + "the aligner registers its inputs with it at start-up and cannot change them"
 	b.Int("inputs", &p.Inputs, params.Descriptor{ReadOnly: true, Description: "number of inputs in0 … in{N-1} (outputs out0 … out{N-1})" + ports,
 		IntRange: params.Ints(1, MaxInputs, 1)})
 	b.Strings("message_types", &p.MessageTypes, params.Descriptor{ReadOnly: true,

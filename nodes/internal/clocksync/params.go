@@ -42,7 +42,7 @@ func (p *Params) Bind(b *params.Binder) {
 	c := &p.Config.PLL
 	const restarts = " (a change restarts the fit)"
 	b.String("message_type", &p.MessageType, params.Descriptor{ReadOnly: true,
-		Description: "type of in and out, e.g. sensor_msgs/msg/LaserScan; empty: taken from the first publisher of in; read-only: the subscription and publisher are created with it"})
+		Description: "type of in and out, e.g. sensor_msgs/msg/LaserScan; empty: taken from the first publisher of in" + params.ReadOnlyReason + "the subscription and publisher are created with it"})
 	params.Choice(b, "mode", &c.Mode, pll.ModeNames(), params.Descriptor{
 		Description: "clock fit: sick (SICK's SoftwarePLL), regression, envelope (lower convex hull), offset (boot clocks)" + restarts})
 	params.Choice(b, "when_invalid", &p.Config.WhenInvalid, InvalidPolicyNames(), params.Descriptor{

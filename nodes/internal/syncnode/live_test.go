@@ -47,7 +47,7 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 	for _, name := range srv.Names() {
 		d, _ := srv.Describe(name)
 		if d.ReadOnly {
-			require.Contains(t, d.Description, "; read-only: ", "%s says why it is read-only", name)
+			require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", name)
 			continue
 		}
 		writable = append(writable, name)

@@ -57,12 +57,12 @@ func (p *Params) MessageType(i int) string { return runtime.InputType(p.MessageT
 // configuration would throw away unmatched and uncounted.
 func (p *Params) Bind(b *params.Binder) {
 	s := &p.Config.Sync
-	const policy = "; read-only: the policy is made with it at start-up (a change would drop the sets being formed)"
+	const policy = params.ReadOnlyReason + "the policy is made with it at start-up (a change would drop the sets being formed)"
 	b.Int("inputs", &s.Topics, params.Descriptor{ReadOnly: true,
-		Description: "number of inputs in0 … in{N-1}; read-only: the subscriptions and publishers are created with it",
+		Description: "number of inputs in0 … in{N-1}" + params.ReadOnlyReason + "the subscriptions and publishers are created with it",
 		IntRange:    params.Ints(2, tsync.MaxTopics, 1)})
 	b.Strings("message_types", &p.MessageTypes, params.Descriptor{ReadOnly: true,
-		Description: "type of each input (one entry for all), e.g. [sensor_msgs/msg/Image, sensor_msgs/msg/Imu]; none or an empty entry: taken from the input's first publisher; read-only: the subscriptions and publishers are created with it"})
+		Description: "type of each input (one entry for all), e.g. [sensor_msgs/msg/Image, sensor_msgs/msg/Imu]; none or an empty entry: taken from the input's first publisher" + params.ReadOnlyReason + "the subscriptions and publishers are created with it"})
 	params.Choice(b, "policy", &s.Policy, tsync.PolicyNames(), params.Descriptor{ReadOnly: true,
 		Description: "message_filters policy: approximate (ApproximateTime), exact, epsilon (ApproximateEpsilonTime), latest" + policy})
 	b.Int("queue_size", &s.QueueSize, params.Descriptor{ReadOnly: true, Description: "messages queued per input" + policy,

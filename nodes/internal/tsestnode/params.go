@@ -45,10 +45,10 @@ var fieldParams = map[string]string{
 func (p *Params) Bind(b *params.Binder) {
 	e := &p.Config.Estimator
 	b.String("message_type", &p.MessageType, params.Descriptor{ReadOnly: true,
-		Description: "type of in and out, e.g. sensor_msgs/msg/Imu; empty: taken from the first publisher of in; read-only: the subscription and publisher are created with it"})
+		Description: "type of in and out, e.g. sensor_msgs/msg/Imu; empty: taken from the first publisher of in" + params.ReadOnlyReason + "the subscription and publisher are created with it"})
 	b.String("reference_type", &p.ReferenceType, params.Descriptor{ReadOnly: true,
 		Description: "type of the topic reference (hardware reference stamps): " + TimeReferenceType +
-			" (its time_ref is the reference), or any type whose first field is a std_msgs/Header (its header.stamp is); read-only: the subscription is created with it"})
+			" (its time_ref is the reference), or any type whose first field is a std_msgs/Header (its header.stamp is)" + params.ReadOnlyReason + "the subscription is created with it"})
 	params.Choice(b, "stamp_source", &p.Config.Source, SourceNames(), params.Descriptor{
 		Description: "the receive time fed to the estimator: the driver's header stamp, or the time the message reached this node (a change restarts the estimator)"})
 	b.Duration("window_sec", &e.Window, params.Descriptor{Description: "estimation window (s): receive time the fit spans (a change restarts the estimator)",
