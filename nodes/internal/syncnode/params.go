@@ -57,7 +57,7 @@ func (p *Params) MessageType(i int) string { return runtime.InputType(p.MessageT
 // configuration would throw away unmatched and uncounted.
 func (p *Params) Bind(b *params.Binder) {
 	s := &p.Config.Sync
-	const policy = params.ReadOnlyReason + "the policy is made with it at start-up (a change would drop the sets being formed)"
+	const policy = params.ReadOnlyReason + "the policy is made with it at start-up; a change would drop the sets being formed"
 	b.Int("inputs", &s.Topics, params.Descriptor{ReadOnly: true,
 		Description: "number of inputs in0 … in{N-1}" + params.ReadOnlyReason + "the subscriptions and publishers are created with it",
 		IntRange:    params.Ints(2, tsync.MaxTopics, 1)})
