@@ -30,10 +30,12 @@ func run() error {
 		return err
 	}
 	n.Params.AddApplier(func([]params.Parameter) {
-		// A parameter changed (already validated): restart the algorithm with it.
-		if c, err := clocksync.New(p.Config); err == nil {
-			core = c
-			n.Info("parameters changed: restarted")
+		// A parameter changed (already validated): a new fit configuration
+		// restarts the fit; the counters go on.
+		if err := core.Reconfigure(p.Config); err != nil {
+			n.Error("parameters: ", err)
+		} else {
+			n.Info("parameters changed")
 		}
 	})
 	prev := core.Status()
@@ -46,7 +48,7 @@ func run() error {
 		},
 		Health: func() runtime.Diagnostic {
 			st := core.Status()
-			buf = clocksync.AppendStatusMsg(buf, n.Clock.Now(), st, p.Config.PLL.FIFOSize, n.Inbox.Dropped())
+			buf = clocksync.AppendStatusMsg(buf, n.Clock.Now(), st, st.Config.PLL.FIFOSize, n.Inbox.Dropped())
 			n.PublishStatus("timealign/msg/ClockSyncStatus", buf)
 			d := clocksync.Diagnose(n.Name.FQN(), st, prev)
 			prev = st

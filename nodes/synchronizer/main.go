@@ -17,6 +17,7 @@ import (
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
+	"github.com/timealign/timealign/pkg/params"
 )
 
 func main() { rosnode.Main("synchronizer", run) }
@@ -59,7 +60,13 @@ func run() error {
 	if err := n.SubscribeInputs(ports, p.In); err != nil {
 		return err
 	}
-	n.Info(fmt.Sprintf("matching %v with policy %s", inputs, p.Policy))
+	n.Params.AddApplier(func([]params.Parameter) {
+		// silent_after_sec and max_drop_share change live (the others are read-only).
+		if err := core.Reconfigure(p.Config); err != nil {
+			n.Error("parameters: ", err)
+		}
+	})
+	n.Info(fmt.Sprintf("matching %v with policy %v", inputs, p.Config.Sync.Policy))
 	prev := core.Status()
 	var rates syncnode.Rates
 	var buf []byte
