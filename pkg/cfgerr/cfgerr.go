@@ -102,11 +102,17 @@ func (e *Error) say(name func(field string) string, msg string) string {
 		}
 		return "value " + strconv.Itoa(idx+1) + " of " + n
 	}
-	var b strings.Builder
-	b.WriteString(rename(e.Field))
-	if msg != "" && !strings.HasPrefix(msg, ",") {
-		b.WriteByte(' ')
+	sep := " "
+	if msg == "" || strings.HasPrefix(msg, ",") {
+		sep = ""
 	}
+	return rename(e.Field) + sep + mapFields(msg, rename)
+}
+
+// mapFields replaces every field named in braces in msg ("{Window}") by
+// f of its name; other braces stay as they are.
+func mapFields(msg string, f func(field string) string) string {
+	var b strings.Builder
 	for {
 		i := strings.IndexByte(msg, '{')
 		j := strings.IndexByte(msg[max(i, 0):], '}') + max(i, 0)
@@ -115,7 +121,7 @@ func (e *Error) say(name func(field string) string, msg string) string {
 			return b.String()
 		}
 		b.WriteString(msg[:i])
-		b.WriteString(rename(msg[i+1 : j]))
+		b.WriteString(f(msg[i+1 : j]))
 		msg = msg[j+1:]
 	}
 }
@@ -164,20 +170,7 @@ func (e *Error) Nest(prefix string) {
 
 // nest prefixes every field named in braces in msg.
 func nest(msg, prefix string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(msg, '{')
-		j := strings.IndexByte(msg[max(i, 0):], '}') + max(i, 0)
-		if i < 0 || j <= i || !isField(msg[i+1:j]) {
-			b.WriteString(msg)
-			break
-		}
-		b.WriteString(msg[:i+1])
-		b.WriteString(prefix)
-		b.WriteString(msg[i+1 : j+1])
-		msg = msg[j+1:]
-	}
-	return b.String()
+	return mapFields(msg, func(field string) string { return "{" + prefix + field + "}" })
 }
 
 // As returns the *Error in err's chain, if any.
