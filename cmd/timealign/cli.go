@@ -51,7 +51,7 @@ func newFlags(e *env, name, synopsis, doc string) *flag.FlagSet {
 // stdout) and other flag errors to usage errors.
 func parseFlags(e *env, fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
+	err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(e.stdout)
 		fs.Usage()
@@ -62,6 +62,29 @@ func parseFlags(e *env, fs *flag.FlagSet, args []string) error {
 		return &usageError{err: err}
 	}
 	return nil
+}
+
+// parseInterspersed parses flags before and after positional arguments
+// ("pll in.csv --out x.csv" as "pll --out x.csv in.csv"); after "--"
+// everything is positional. fs.Args() holds the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			pos = append(pos, rest...) // the flag package stopped at "--"
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
 }
 
 // durationList is a flag holding comma-separated Go durations ("10ms,20ms").

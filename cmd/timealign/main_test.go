@@ -131,3 +131,40 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.True(t, strings.HasPrefix(out, "timealign "))
 }
+
+// TestFlagsAfterInput: flags may follow the input file, as in most tools;
+// after "--" everything is an argument.
+func TestFlagsAfterInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	require.NoError(t, os.WriteFile(in, []byte("receive_ns,ticks\n1000,1\n"), 0o644))
+	out := filepath.Join(dir, "out.csv")
+	_, errOut, code := runCmd(t, "", "pll", in, "--out", out, "--mode", "sick")
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Equal(t, "receive_ns,ticks,valid,estimate_ns\n1000,1,false,\n", string(b))
+	_, errOut, code = runCmd(t, "", "pll", in, "--", "--out")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `want at most one input file, got 2 arguments: ["`+in+`" "--out"]`)
+	_, errOut, code = runCmd(t, "", "pll", in, "--bogus")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "flag provided but not defined: -bogus")
+}
+
+// TestPara: demo prose wraps at demoWidth and never between a number and
+// its unit.
+func TestPara(t *testing.T) {
+	var b strings.Builder
+	text := strings.Repeat("the estimate is off by 12.5 ms after 3 s at 100 Hz; ", 20)
+	para(&b, text)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Greater(t, len(lines), 5)
+	for _, l := range lines {
+		require.LessOrEqual(t, utf8.RuneCountInString(l), demoWidth, l)
+		for _, u := range []string{"ms", "s", "Hz"} {
+			require.False(t, strings.HasPrefix(l, u+" ") || strings.HasPrefix(l, u+";"), "a unit starts the line: %q", l)
+		}
+	}
+	require.Equal(t, strings.Join(strings.Fields(text), " "), strings.Join(lines, " "), "every word, in order")
+}

@@ -176,7 +176,13 @@ func TestModuleRoot(t *testing.T) {
 	sub := filepath.Join(dir, "a", "b")
 	require.NoError(t, os.MkdirAll(sub, 0o755))
 	_, err := moduleRoot(sub)
-	require.ErrorContains(t, err, "no go.mod above")
+	if above := goModAbove(dir); above == "" {
+		require.ErrorContains(t, err, "no go.mod above")
+	} else {
+		// This machine has a go.mod above the temporary directory (say
+		// /tmp/go.mod): what it decides depends on that file, not on us.
+		t.Logf("not checked: %s lies above the test's directory", above)
+	}
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/other\n\ngo 1.25\n"), 0o644))
 	_, err = moduleRoot(sub)
@@ -194,4 +200,16 @@ func TestModuleRoot(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(wd, "..", ".."), root)
 	require.True(t, errors.Is(Check(filepath.Join(root, "no-such-dir"), "tsest"), fs.ErrNotExist))
+}
+
+// goModAbove returns the first go.mod in dir's parents, or "".
+func goModAbove(dir string) string {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "go.mod")
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }

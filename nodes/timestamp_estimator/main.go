@@ -3,8 +3,9 @@
 // Command timestamp_estimator republishes a periodic topic of any message
 // type whose first field is a std_msgs/Header with header.stamp replaced by
 // pkg/tsest's estimate of the acquisition time (nodes/internal/tsestnode).
-// Messages on the optional `reference` topic (same type) carry hardware
-// reference stamps.
+// Messages on the optional `reference` topic carry hardware reference
+// stamps: sensor_msgs/msg/TimeReference (time_ref) by default, or the
+// header.stamp of the Header-first type given as reference_type.
 //
 //	ros2 run timealign timestamp_estimator --ros-args -r in:=/imu/data_raw -r out:=/imu/data \
 //	    -p message_type:=sensor_msgs/msg/Imu

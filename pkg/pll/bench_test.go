@@ -168,8 +168,14 @@ func TestBenchAccuracy(t *testing.T) {
 				est, ok := run(t, cfg, in)
 				sc := score(est, truth, ok, cfg.FIFOSize)
 				t.Logf("%-10v n=%d bias=%v std=%v spread=%v (SICK std %v) ratio %.3f", m, sc.N, sc.Bias, sc.Std, sc.Spread, sick.Std, float64(sc.Std)/float64(sick.Std))
-				if m == Envelope {
+				switch m {
+				case Envelope:
 					gain = append(gain, float64(sick.Std)/float64(sc.Std))
+					require.LessOrEqual(t, sc.Std, sick.Std/5, "envelope: at most a fifth of SICK's std")
+				case Regression:
+					require.LessOrEqual(t, sc.Std, sick.Std/2, "regression: at most half of SICK's std")
+				case Sick:
+					require.InDelta(t, float64(sick.Std), float64(sc.Std), float64(time.Microsecond), "sick: SICK's own figure")
 				}
 				if sc.Std >= 1000*time.Microsecond {
 					std[m] = append(std[m], fmt.Sprintf("%.0f", float64(sc.Std)/1e3))

@@ -1,7 +1,6 @@
 package pll
 
 import (
-	"encoding/binary"
 	"math"
 	"testing"
 	"time"
@@ -119,48 +118,6 @@ func TestBadInput(t *testing.T) {
 			})
 		}
 	}
-}
-
-// FuzzPLL feeds arbitrary samples to every mode: no panic, no NaN, no
-// negative stamps, bounded state.
-func FuzzPLL(f *testing.F) {
-	for _, tc := range badInputs {
-		var b []byte
-		for _, s := range tc.steps {
-			b = binary.LittleEndian.AppendUint64(b, uint64(s.ms*int64(time.Millisecond)))
-			b = binary.LittleEndian.AppendUint64(b, s.ticks)
-		}
-		f.Add(uint8(tc.bits), uint8(0), b)
-	}
-	f.Fuzz(func(t *testing.T, bits, mode uint8, data []byte) {
-		c := DefaultConfig()
-		c.Mode = Mode(mode % 4)
-		c.TickBits = int(bits%64) + 1
-		c.TrackSkew = mode&4 != 0
-		p, err := New(c)
-		require.NoError(t, err)
-		for len(data) >= 16 {
-			r := stamp.Time(int64(binary.LittleEndian.Uint64(data)) >> 2)
-			tk := binary.LittleEndian.Uint64(data[8:])
-			data = data[16:]
-			p.Update(r, tk)
-			if est, ok := p.Corrected(tk); ok {
-				require.GreaterOrEqual(t, int64(est), int64(0))
-			}
-			st := p.Status()
-			require.False(t, math.IsNaN(st.SlopePPM))
-			require.LessOrEqual(t, st.Fill, c.FIFOSize)
-			require.GreaterOrEqual(t, st.Spread, time.Duration(0))
-			require.LessOrEqual(t, st.Accepted+st.Rejected+st.Duplicates+st.Outliers+st.OutOfRange, st.Updates)
-			// Memory stays what New allocated.
-			require.Len(t, p.rb.fifo.buf, cap(p.rb.fifo.buf))
-			require.LessOrEqual(t, p.rb.envA.n, len(p.rb.envA.v))
-			require.LessOrEqual(t, p.rb.envB.n, len(p.rb.envB.v))
-			require.LessOrEqual(t, p.rb.omin.size, len(p.rb.omin.v))
-			require.LessOrEqual(t, p.rb.cand.count, c.FIFOSize)
-			require.LessOrEqual(t, p.sk.fifo.count, c.FIFOSize)
-		}
-	})
 }
 
 // TestNoiselessLine: zero latency jitter, any skew within bounds: every mode

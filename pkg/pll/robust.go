@@ -136,11 +136,12 @@ func (b *robust) valid() bool { return b.locked && b.invalid == 0 && b.spreadOK 
 
 func (b *robust) usesHull() bool { return b.mode == Envelope || (b.mode == Offset && b.trackSkew) }
 
-// off returns s as offsets from the base. Plain wrapping int64
-// differences: receive times within ±292 years of the base (anything else
-// is rejected by the gate as inconsistent anyway).
+// off returns s as offsets from the base: ticks as the wrapping
+// difference of unwrapped ticks, receive times saturated to ±MaxInt64 ns
+// (a wrapped difference would put a receive time 2^64 ns away, MinInt64
+// after MaxInt64, right back on the line).
 func (b *robust) off(s *sample) pt {
-	return pt{int64(s.t - b.base.t), int64(s.r) - int64(b.base.r)}
+	return pt{int64(s.t - b.base.t), int64(s.r.Sub(b.base.r))}
 }
 
 func (p *PLL) clampSlope(m float64) float64 {

@@ -142,15 +142,16 @@ func alignerSize(s StreamConfig, timeout time.Duration, maxBuf int) (size int, p
 		if period == 0 {
 			return 0, 0, alignerBad("BufferSize", "is automatic (%d) but {Period} is 0: give a size, or 0 for a growing buffer", size)
 		}
-		p := period
-		if p < 0 {
-			p, period = -p, 0
+		if period < 0 {
+			period = 0
 		}
 		// Rock: buffer_size_factor * ceil(timeout.toSeconds() / period.toSeconds()),
 		// in doubles. ns/1e9 is the same double as Rock's µs/1e6 for whole µs.
-		f := 2 * math.Ceil((float64(timeout)/1e9)/(float64(p)/1e9))
+		// |Period| in float64: −MinInt64 wraps to MinInt64 in int64.
+		p := math.Abs(float64(s.Period))
+		f := 2 * math.Ceil((float64(timeout)/1e9)/(p/1e9))
 		if f > float64(maxBuf) {
-			return 0, 0, alignerBad("BufferSize", "is automatic: 2·⌈%v/%v⌉ = %.0f is over {MaxBufferSize} %d", timeout, p, f, maxBuf)
+			return 0, 0, alignerBad("BufferSize", "is automatic: 2·⌈%v/|%v|⌉ = %.0f is over {MaxBufferSize} %d", timeout, s.Period, f, maxBuf)
 		}
 		size = int(f)
 	} else if period < 0 {
@@ -331,7 +332,7 @@ func (a *StreamAligner[T]) Push(i int, t stamp.Time, v T) (StreamSample[T], Alig
 	var old StreamSample[T]
 	why := AlignerNoDrop
 	if s.n == s.cap {
-		if s.growing && s.cap*2 <= a.maxBuf {
+		if s.growing && s.cap <= a.maxBuf/2 { // s.cap*2 could overflow int
 			s.cap *= 2
 		} else {
 			s.st.Full++
@@ -454,7 +455,9 @@ func (a *StreamAligner[T]) Step() (StreamSample[T], bool) {
 }
 
 // Drain plays every ready sample, in order, through play (which may be
-// nil) and returns how many it played.
+// nil) and returns how many it played. Every Step that plays pops a
+// buffered sample, so Drain ends after at most the buffered samples
+// (and those play pushes).
 func (a *StreamAligner[T]) Drain(play func(StreamSample[T])) int {
 	n := 0
 	for {

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"math"
+	"time"
 
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -207,8 +208,10 @@ func (a *ApproximateTime[T]) virtualTime(i int) int64 {
 		if len(p) == 0 { // cannot happen while there is a candidate
 			return a.pivotTime
 		}
-		lb := int64(p[len(p)-1].Stamp) + a.lowerBounds[i]
-		return max(lb, a.pivotTime)
+		// Saturating: a bound past stamp.Max leaves stamp.Max, a stamp no
+		// later set can beat anyway.
+		lb := p[len(p)-1].Stamp.Add(time.Duration(a.lowerBounds[i]))
+		return max(int64(lb), a.pivotTime)
 	}
 	return int64(a.deques[i].front().Stamp)
 }
@@ -231,6 +234,21 @@ func (a *ApproximateTime[T]) virtualBoundaries() (startIdx int, start int64, end
 
 func (a *ApproximateTime[T]) aged(d int64) int64 { return a.ager.apply(d) }
 
+// sub returns x−y saturated to the int64 range: rclcpp's Time − Time
+// where that does not throw std::overflow_error. A wrapped difference
+// would turn a spread past MaxInt64 into a small or negative one and make
+// a far set look best; a saturated one keeps every comparison monotone in
+// x, and exact unless both of its sides saturate.
+func sub(x, y int64) int64 { return int64(stamp.Time(x).Sub(stamp.Time(y))) }
+
+// process looks for sets while every topic has a queued message. Every
+// pass of the loop takes one message off the queues: it drops it, moves
+// it to the past (makeCandidate drops the past it replaces), or publishes
+// a set (a message of every topic leaves for good, the past returns to the
+// queues). virtualSearch either publishes or restores the queues as it
+// found them, with one empty, which ends the loop. So the passes between
+// two publications are at most the queued messages, and the publications
+// at most the held messages over the topics.
 func (a *ApproximateTime[T]) process() {
 	for a.nonEmpty == a.n {
 		endIdx, endTime := a.boundary(true)
@@ -241,7 +259,9 @@ func (a *ApproximateTime[T]) process() {
 			}
 		}
 		if a.pivot == noPivot {
-			if endTime-startTime > a.maxInterval {
+			// endTime ≥ startTime, so the difference is exact in uint64
+			// (in int64 it wraps negative past MaxInt64).
+			if uint64(endTime)-uint64(startTime) > uint64(a.maxInterval) {
 				a.deleteFront(startIdx, MaxInterval)
 				continue
 			}
@@ -254,7 +274,7 @@ func (a *ApproximateTime[T]) process() {
 			a.pivot, a.pivotTime = endIdx, endTime
 			a.moveFrontToPast(startIdx)
 		} else {
-			if a.aged(endTime-a.candEnd) >= startTime-a.candStart {
+			if a.aged(sub(endTime, a.candEnd)) >= sub(startTime, a.candStart) {
 				a.moveFrontToPast(startIdx)
 			} else {
 				a.makeCandidate()
@@ -264,7 +284,7 @@ func (a *ApproximateTime[T]) process() {
 		}
 		if startIdx == a.pivot {
 			a.publishCandidate()
-		} else if a.aged(endTime-a.candEnd) >= a.pivotTime-a.candStart {
+		} else if a.aged(sub(endTime, a.candEnd)) >= sub(a.pivotTime, a.candStart) {
 			a.publishCandidate()
 		} else if a.nonEmpty < a.n {
 			a.virtualSearch()
@@ -274,15 +294,24 @@ func (a *ApproximateTime[T]) process() {
 
 // virtualSearch decides, with a topic's queue empty, whether any later
 // message could still make a better set; if none could, it publishes.
+//
+// Every pass moves a queued message to the past, so the loop ends within
+// as many passes as messages are queued, provided it never moves from an
+// empty queue (or from the pivot's). It does not: the pivot's queue still
+// holds the pivot message (its front is moved only by publishing), so
+// startTime ≤ pivotTime, while an empty queue's virtual time is ≥
+// pivotTime. An empty queue or the pivot's can thus be the start only with
+// startTime == pivotTime, and then the two tests compare the same two
+// values and one of them returns.
 func (a *ApproximateTime[T]) virtualSearch() {
 	clear(a.virtualMoves)
 	for {
 		startIdx, startTime, _, endTime := a.virtualBoundaries()
-		if a.aged(endTime-a.candEnd) >= a.pivotTime-a.candStart {
+		if a.aged(sub(endTime, a.candEnd)) >= sub(a.pivotTime, a.candStart) {
 			a.publishCandidate()
 			return
 		}
-		if a.aged(endTime-a.candEnd) < startTime-a.candStart {
+		if a.aged(sub(endTime, a.candEnd)) < sub(startTime, a.candStart) {
 			a.nonEmpty = 0
 			for i := range a.deques {
 				a.recover(i, a.virtualMoves[i])

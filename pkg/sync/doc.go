@@ -38,6 +38,17 @@
 // has not arrived yet) each topic here has its own estimate; both agree
 // whenever the first messages arrive in topic order.
 //
+// # Stamps at the int64 limits
+//
+// Where the original's stamp arithmetic leaves the int64 range (rclcpp
+// throws std::overflow_error), sums and differences here saturate at the
+// limits, as time.Time.Sub does: a stamp plus Epsilon or a lower bound past
+// MaxInt64 is MaxInt64, and every stamp is within it; a spread from MinInt64
+// to 0 is larger than any MaxInterval. So every Add ends in bounded work,
+// whatever the stamps and parameters (each loop provably takes a message
+// off a queue per pass), and the results for in-range arithmetic are the
+// original's, bit for bit.
+//
 // # Drops
 //
 // Every message leaves a policy either in a published set or through the

@@ -1,6 +1,10 @@
 package sync
 
-import "github.com/timealign/timealign/pkg/stamp"
+import (
+	"time"
+
+	"github.com/timealign/timealign/pkg/stamp"
+)
 
 // ApproximateEpsilonTime is message_filters' ApproximateEpsilonTime policy:
 // while every topic has a message queued, the oldest queue front and every
@@ -12,7 +16,7 @@ type ApproximateEpsilonTime[T any] struct {
 	stats[T]
 	n        int
 	queue    int
-	eps      stamp.Time
+	eps      time.Duration
 	q        []ring[Message[T]]
 	nonEmpty int
 	set      []Message[T]
@@ -20,7 +24,7 @@ type ApproximateEpsilonTime[T any] struct {
 
 func newEpsilon[T any](cfg Config, onSet SetFunc[T], onDrop DropFunc[T]) *ApproximateEpsilonTime[T] {
 	e := &ApproximateEpsilonTime[T]{stats: newStats(cfg, onSet, onDrop), n: cfg.Topics, queue: cfg.QueueSize,
-		eps: stamp.Time(cfg.Epsilon), q: make([]ring[Message[T]], cfg.Topics), set: make([]Message[T], cfg.Topics)}
+		eps: cfg.Epsilon, q: make([]ring[Message[T]], cfg.Topics), set: make([]Message[T], cfg.Topics)}
 	for i := range e.q {
 		e.q[i] = newRing[Message[T]](min(cfg.QueueSize+1, 64))
 	}
@@ -56,6 +60,11 @@ func (e *ApproximateEpsilonTime[T]) popFront(i int, why DropReason) {
 }
 
 func (e *ApproximateEpsilonTime[T]) process(now stamp.Time) {
+	// Every pass publishes a set (one message of every topic leaves) or
+	// drops at least the oldest front: its stamp is within Epsilon of
+	// itself because limit saturates at stamp.Max instead of wrapping
+	// below older (Epsilon ≥ 0). So the loop ends after at most as many
+	// passes as messages are queued.
 	for e.nonEmpty == e.n {
 		older, idx := e.q[0].front().Stamp, 0
 		for i := 1; i < e.n; i++ {
@@ -63,9 +72,13 @@ func (e *ApproximateEpsilonTime[T]) process(now stamp.Time) {
 				older, idx = s, i
 			}
 		}
+		// limit is the newest stamp within Epsilon of older. Where
+		// older+Epsilon passes the int64 range (rclcpp throws there),
+		// every stamp is within.
+		limit := older.Add(e.eps)
 		all := true
 		for i := 0; i < e.n; i++ {
-			if i != idx && older.Add(0)+e.eps < e.q[i].front().Stamp {
+			if i != idx && limit < e.q[i].front().Stamp {
 				all = false
 			}
 		}
@@ -80,7 +93,7 @@ func (e *ApproximateEpsilonTime[T]) process(now stamp.Time) {
 			continue
 		}
 		for i := 0; i < e.n; i++ {
-			if e.q[i].len() > 0 && !(older+e.eps < e.q[i].front().Stamp) {
+			if e.q[i].len() > 0 && e.q[i].front().Stamp <= limit {
 				e.popFront(i, NotMatched)
 			}
 		}

@@ -70,9 +70,14 @@ func (e *ExactTime[T]) Add(m Message[T]) {
 		e.lastSignal = x.stamp
 		e.release(slices.Index(e.tuples, x), false)
 		e.publish(e.set, m.Arrival)
-		// Every pending set not newer than the published one is stale.
-		k, _ := slices.BinarySearchFunc(e.tuples, e.lastSignal+1, func(x *exactTuple[T], t stamp.Time) int {
-			return cmp.Compare(x.stamp, t)
+		// Every pending set not newer than the published one is stale: k
+		// is the first newer one (found without lastSignal+1, which wraps
+		// at stamp.Max).
+		k, _ := slices.BinarySearchFunc(e.tuples, e.lastSignal, func(x *exactTuple[T], t stamp.Time) int {
+			if x.stamp <= t {
+				return -1
+			}
+			return 1
 		})
 		e.dropFirst(k, NotMatched)
 	}

@@ -69,36 +69,33 @@ func (l *LatestTime[T]) Add(m Message[T]) {
 	}
 }
 
+// computeHz updates topic i's rate estimate with a message arriving at
+// now; it reports false (and changes nothing) unless time went forward.
+// message_filters loops here: after a step it runs the update again,
+// which then takes the initialization branch and ends; that second pass
+// is written out below, so there is no loop at all.
 func (l *LatestTime[T]) computeHz(i int, now stamp.Time) bool {
 	r := &l.rates[i]
-	for {
-		period := seconds(now.Sub(r.prev))
-		if period <= 0 {
-			return false
-		}
-		step := false
-		if r.hzInit {
-			r.hz = 1 / period
-			r.hzInit = false
-		} else {
-			if r.errInit {
-				r.err = math.Abs(r.hz - 1/period)
-				r.errInit = false
-			} else {
-				if math.Abs(r.hz-1/period) > l.cfg.MarginFactor*r.err {
-					r.hzInit, r.errInit = true, true
-					step = true
-				} else {
-					r.err = l.cfg.ErrorAlpha*math.Abs(r.hz-1/period) + (1-l.cfg.ErrorAlpha)*r.err
-				}
-			}
-			if !step {
-				r.hz = l.cfg.RateAlpha/period + (1-l.cfg.RateAlpha)*r.hz
-			}
-		}
-		if !step {
-			break
-		}
+	period := seconds(now.Sub(r.prev))
+	if period <= 0 {
+		return false
+	}
+	switch {
+	case r.hzInit:
+		r.hz = 1 / period
+		r.hzInit = false
+	case r.errInit:
+		r.err = math.Abs(r.hz - 1/period)
+		r.errInit = false
+		r.hz = l.cfg.RateAlpha/period + (1-l.cfg.RateAlpha)*r.hz
+	case math.Abs(r.hz-1/period) > l.cfg.MarginFactor*r.err:
+		// A step: start over from this period (the original's second
+		// pass); the error is estimated anew from the next period.
+		r.hz = 1 / period
+		r.hzInit, r.errInit = false, true
+	default:
+		r.err = l.cfg.ErrorAlpha*math.Abs(r.hz-1/period) + (1-l.cfg.ErrorAlpha)*r.err
+		r.hz = l.cfg.RateAlpha/period + (1-l.cfg.RateAlpha)*r.hz
 	}
 	r.prev = now
 	return true

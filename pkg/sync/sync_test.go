@@ -2,6 +2,7 @@ package sync
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/timealign/timealign/internal/fuzzcheck"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -319,8 +321,9 @@ func TestValidate(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfig)
 }
 
-// FuzzPolicies feeds arbitrary arrival sequences to every policy: never a
-// panic, queues within their bounds.
+// FuzzPolicies feeds arbitrary arrival sequences to every policy: each
+// finishes within fuzzcheck.Deadline, never a panic, queues within their
+// bounds.
 func FuzzPolicies(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(2), uint8(3))
 	f.Add([]byte{9, 9, 9, 0, 0, 0, 255, 1, 128}, uint8(3), uint8(1))
@@ -329,16 +332,20 @@ func FuzzPolicies(f *testing.F) {
 			cfg := DefaultConfig()
 			cfg.Policy, cfg.Topics, cfg.QueueSize = p, 2+int(topics%8), 1+int(queue%16)
 			cfg.Epsilon = 3
-			s, err := New(cfg, func([]Message[int]) {}, nil)
-			require.NoError(t, err)
-			now := stamp.Time(0)
-			for i, op := range ops {
-				now += stamp.Time(op % 7)
-				s.Add(Message[int]{Topic: int(op) % (cfg.Topics + 1), Stamp: stamp.Time(int(op)*3 - i), Arrival: now})
-			}
-			for _, q := range s.Status().QueueFill {
-				require.LessOrEqual(t, q, max(cfg.QueueSize, 1)+1)
-			}
+			describe := func() string { return fmt.Sprintf("%+v, ops %v", cfg, ops) }
+			fuzzcheck.Finish(t, describe, func(t *fuzzcheck.T) {
+				s, err := New(cfg, func([]Message[int]) {}, nil)
+				require.NoError(t, err)
+				now := stamp.Time(0)
+				for i, op := range ops {
+					t.Step(i)
+					now += stamp.Time(op % 7)
+					s.Add(Message[int]{Topic: int(op) % (cfg.Topics + 1), Stamp: stamp.Time(int(op)*3 - i), Arrival: now})
+				}
+				for _, q := range s.Status().QueueFill {
+					require.LessOrEqual(t, q, max(cfg.QueueSize, 1)+1)
+				}
+			})
 		}
 	})
 }
@@ -386,44 +393,4 @@ func BenchmarkApproximate(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
-}
-
-// FuzzExtremeStamps: any int64 stamps and arrival times (near the int64
-// limits, backwards, repeated) and any parameters: no panic, queues within
-// their bounds, every message accounted for.
-func FuzzExtremeStamps(f *testing.F) {
-	f.Add([]byte{0, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0x80, 0, 0, 0, 0, 0, 0, 0}, uint8(2), uint8(3), uint16(100), uint16(0))
-	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 5, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, uint8(3), uint8(1), uint16(5), uint16(7))
-	f.Fuzz(func(t *testing.T, ops []byte, topics, queue uint8, age, bound uint16) {
-		for p := Approximate; p <= Latest; p++ {
-			cfg := DefaultConfig()
-			cfg.Policy, cfg.Topics, cfg.QueueSize = p, 2+int(topics%8), 1+int(queue%16)
-			cfg.AgePenalty = float64(age) / 100
-			cfg.MaxInterval = time.Duration(bound) * 1e6
-			cfg.Epsilon = time.Duration(bound)
-			cfg.LowerBounds = make([]time.Duration, cfg.Topics)
-			for i := range cfg.LowerBounds {
-				cfg.LowerBounds[i] = time.Duration(bound) * time.Duration(i)
-			}
-			sets, drops := 0, 0
-			s, err := New(cfg, func([]Message[int]) { sets++ }, func(Message[int], DropReason) { drops++ })
-			require.NoError(t, err)
-			added := 0
-			for i := 0; i+9 <= len(ops); i += 9 {
-				st := stamp.Time(int64(ops[i+1])<<56 | int64(ops[i+2])<<48 | int64(ops[i+3])<<40 | int64(ops[i+4])<<32 |
-					int64(ops[i+5])<<24 | int64(ops[i+6])<<16 | int64(ops[i+7])<<8 | int64(ops[i+8]))
-				s.Add(Message[int]{Topic: int(ops[i]%uint8(cfg.Topics+1)) - int(ops[i]>>7), Stamp: st, Arrival: st})
-				added++
-			}
-			st := s.Status()
-			queued := 0
-			for _, q := range st.QueueFill {
-				require.LessOrEqual(t, q, cfg.QueueSize+1)
-				queued += q
-			}
-			if p != Latest { // a LatestTime message can be in many sets
-				require.Equal(t, added, sets*cfg.Topics+drops+queued, "every message in a set, dropped or queued")
-			}
-		}
-	})
 }

@@ -51,19 +51,12 @@ func (n *Node) Tick(stamp.Time) {}
 // Report implements nodekit.Core.
 func (n *Node) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byte, nodekit.Diagnostic) {
 	st := n.core.Status()
-	b = AppendStatusMsg(b, now, st, n.p.Config.PLL.FIFOSize, rt.DroppedQueue)
+	b = AppendStatusMsg(b, now, st, st.Config.PLL.FIFOSize, rt.DroppedQueue)
 	d := Diagnose(rt.Node, st, n.prev)
 	n.prev = st
 	return b, d
 }
 
-// Reconfigure implements nodekit.Core: the clock fit restarts with the new
-// parameters.
-func (n *Node) Reconfigure([]params.Parameter) error {
-	c, err := New(n.p.Config)
-	if err != nil {
-		return err
-	}
-	n.core, n.prev = c, c.Status()
-	return nil
-}
+// Reconfigure implements nodekit.Core: a new fit configuration restarts
+// the fit (Core.Reconfigure); the counters go on.
+func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }

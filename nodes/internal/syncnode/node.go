@@ -69,7 +69,6 @@ func (n *Node) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byt
 	return b, d
 }
 
-// Reconfigure implements nodekit.Core. The policy's parameters are
-// read-only; silent_after_sec and max_drop_share are not applied to the
-// running core yet.
-func (n *Node) Reconfigure([]params.Parameter) error { return nil }
+// Reconfigure implements nodekit.Core: silent_after_sec and max_drop_share
+// change live (the policy's parameters are read-only).
+func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }

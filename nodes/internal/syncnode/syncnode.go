@@ -7,15 +7,21 @@
 // The Core keeps the messages it is given (Add takes ownership: no copy,
 // whatever their size) until their set is published or the policy drops
 // them, so memory is bounded by the queue sizes times the messages' sizes.
+//
+// Reconfigure changes SilentAfter and MaxDropShare of a running Core; the
+// policy's configuration is fixed when the Core is made.
 package syncnode
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -44,19 +50,27 @@ func DefaultConfig() Config {
 // ErrConfig is wrapped by the errors of Config.Validate.
 var ErrConfig = errors.New("synchronizer: invalid config")
 
-// Validate reports the first bad field.
+// Validate reports the first bad field, as a *cfgerr.Error naming the
+// field of Config ("Sync.QueueSize").
 func (c Config) Validate() error {
 	if err := c.Sync.Validate(); err != nil {
+		if ce, ok := cfgerr.As(err); ok {
+			ce.Nest("Sync.")
+		}
 		return err
 	}
 	if c.SilentAfter <= 0 {
-		return fmt.Errorf("%w: SilentAfter is %v, want > 0", ErrConfig, c.SilentAfter)
+		return cfgerr.New(ErrConfig, "SilentAfter", "is %v, want > 0", c.SilentAfter)
 	}
 	if !(c.MaxDropShare >= 0 && c.MaxDropShare <= 1) {
-		return fmt.Errorf("%w: MaxDropShare is %v, want 0..1", ErrConfig, c.MaxDropShare)
+		return cfgerr.New(ErrConfig, "MaxDropShare", "is %v, want 0..1", c.MaxDropShare)
 	}
 	return nil
 }
+
+// ErrFixed: Reconfigure was asked to change the policy's configuration,
+// which is fixed when the Core is made.
+var ErrFixed = errors.New("synchronizer: the policy's configuration cannot change while running")
 
 // Output receives a matched set: the members (input order: the messages
 // given to Add, which Output may keep; the members slice itself is reused)
@@ -134,6 +148,38 @@ func (c *Core) onSet(set []tsync.Message[[]byte]) {
 
 func (c *Core) onDrop(tsync.Message[[]byte], tsync.DropReason) {}
 
+// Reconfigure runs the Core with cfg from now on (a parameter changed):
+// SilentAfter and MaxDropShare apply to the next diagnostics. cfg.Sync must
+// be the Core's (ErrFixed); an invalid cfg is refused. Either way nothing
+// changes on an error.
+func (c *Core) Reconfigure(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	a, b := cfg.Sync, c.cfg.Sync
+	if !slices.Equal(a.LowerBounds, b.LowerBounds) {
+		return ErrFixed
+	}
+	a.LowerBounds, b.LowerBounds = nil, nil
+	if !reflect.DeepEqual(a, b) { // no NaN: both are valid
+		return ErrFixed
+	}
+	c.cfg.SilentAfter, c.cfg.MaxDropShare = cfg.SilentAfter, cfg.MaxDropShare
+	return nil
+}
+
+// Config returns the configuration the Core runs with.
+func (c *Core) Config() Config { return c.cfg }
+
+// since returns how much a counter grew from prev to now: 0 if it went
+// back (a status of another Core), never a wrapped-around difference.
+func since(now, prev uint64) uint64 {
+	if now < prev {
+		return 0
+	}
+	return now - prev
+}
+
 // Status returns a snapshot.
 func (c *Core) Status() Status {
 	s := Status{Sync: c.s.Status(), DroppedMalformed: append([]uint64(nil), c.malformed...),
@@ -147,7 +193,9 @@ func (c *Core) Status() Status {
 // Diagnose returns the node's health at now against the previous status:
 // WARN naming an input that has gone silent while others deliver (it
 // blocks every set), or that dropped more than MaxDropShare of its
-// messages since prev, or malformed messages; OK otherwise.
+// messages since prev, or malformed messages; OK otherwise. A counter lower
+// than in prev counts as no change. The values end with the writable
+// parameters the Core runs with.
 func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) nodekit.Diagnostic {
 	d := nodekit.Diagnostic{Name: name + ": " + What}
 	var received uint64
@@ -173,8 +221,8 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
 		}
 		if prevDropped != nil && len(prev.Sync.Received) > i {
-			got := s.Sync.Received[i] - prev.Sync.Received[i]
-			lost := dropped[i] - prevDropped[i]
+			got := since(s.Sync.Received[i], prev.Sync.Received[i])
+			lost := since(dropped[i], prevDropped[i])
 			if got > 0 && nodekit.Share(lost, got) > c.cfg.MaxDropShare {
 				d.Raise(nodekit.Warn, fmt.Sprintf("input %s drops %.0f%% of its messages", topic, 100*nodekit.Share(lost, got)))
 			}
@@ -190,6 +238,9 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 	d.Add("sets", s.Sync.Sets)
 	d.Add("mean_spread", s.Sync.MeanSpread)
 	d.Add("max_spread", s.Sync.MaxSpread)
+	for _, p := range Settings(c.cfg) {
+		d.Add(p.Name, p.Value.String())
+	}
 	return d
 }
 

@@ -1,9 +1,12 @@
 package tsestnode
 
 import (
+	"errors"
+
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
+	"github.com/timealign/timealign/pkg/tsest"
 )
 
 // StatusType is the type of the node's ~/status.
@@ -11,11 +14,11 @@ const StatusType = "timealign/msg/TimestampEstimatorStatus"
 
 // Ports returns the node's topics: inputs `in` (of message_type, or of
 // the type of its first publisher) and `reference` (hardware reference
-// stamps, of the type of `in`), output `out` (the type of `in`).
+// stamps, of reference_type), output `out` (the type of `in`).
 func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
 	return []nodekit.Port{
 			{Topic: "in", Type: p.MessageType, QoS: p.In, TypeParam: "message_type"},
-			{Topic: "reference", SameAs: "in", QoS: p.In, TypeParam: "message_type"},
+			{Topic: "reference", Type: p.ReferenceType, QoS: p.In, TypeParam: "reference_type"},
 		},
 		[]nodekit.Port{{Topic: "out", SameAs: "in", QoS: p.Out}}, nil
 }
@@ -43,7 +46,11 @@ func (p *Params) NewNode(publish nodekit.Publish) (nodekit.Core, error) {
 // and published; one of `reference` feeds the estimator.
 func (n *Node) Handle(i int, msg []byte, receive stamp.Time) error {
 	if i == 1 {
-		_ = n.core.Reference(msg) // malformed and rejected references are counted in the status
+		// Malformed and rejected references are counted in the status; a
+		// malformed one is logged too.
+		if err := n.core.Reference(msg); err != nil && !errors.Is(err, tsest.ErrReference) {
+			return err
+		}
 		return nil
 	}
 	ok, err := n.core.Process(msg, receive)
@@ -66,12 +73,5 @@ func (n *Node) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byt
 }
 
 // Reconfigure implements nodekit.Core: the estimator restarts with the
-// new parameters.
-func (n *Node) Reconfigure([]params.Parameter) error {
-	c, err := New(n.p.Config)
-	if err != nil {
-		return err
-	}
-	n.core, n.prev = c, c.Status()
-	return nil
-}
+// new parameters (Core.Reconfigure); the counters go on.
+func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }

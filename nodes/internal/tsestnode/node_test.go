@@ -21,14 +21,15 @@ func spec(p *Params) nodekit.Spec {
 }
 
 // TestNode: the node's wiring without ROS: `in` (its type from the graph)
-// stamped by the estimator on `out`, `reference` taking the same type,
+// stamped by the estimator on `out`, hardware references on `reference`
+// (sensor_msgs/msg/TimeReference by default) moving the estimates,
 // ~/status once a second, a parameter set restarting the estimator.
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
 		p := DefaultParams()
 		in := g.Advertise("/imu_raw", "sensor_msgs/msg/Imu")
-		ref := g.Advertise("/reference", "sensor_msgs/msg/Imu")
+		ref := g.Advertise("/reference", TimeReferenceType)
 		out, status := g.Record("/imu"), g.Record("/timestamp_estimator/status")
 		stop := g.Start(spec(&p), "--ros-args", "-r", "in:=/imu_raw", "-r", "out:=/imu", "-p", "window_sec:=1.0")
 		time.Sleep(300 * time.Millisecond) // discovery
@@ -36,16 +37,28 @@ func TestNode(t *testing.T) {
 		cfg.Window = time.Second
 		est, err := tsest.New(cfg)
 		require.NoError(t, err)
+		plain, err := tsest.New(cfg) // without the references
+		require.NoError(t, err)
 		var want []stamp.Time
-		for i := range 50 {
+		moved := false
+		for i := range 80 {
 			st := stamp.Time(1_700_000_000*time.Second) + stamp.Time(i)*10_000_000 + stamp.Time(i%3)*100_000
 			require.NoError(t, in.Publish(cdrtest.Message(st, "imu", 8)))
 			e, err := est.Update(st)
 			require.NoError(t, err)
+			e0, err := plain.Update(st)
+			require.NoError(t, err)
 			want = append(want, e)
+			moved = moved || e != e0
 			time.Sleep(10 * time.Millisecond)
+			if i >= 40 && i%10 == 0 { // a pulse 3 ms before the sample's reception
+				pulse := st - 3_000_000
+				require.NoError(t, ref.Publish(cdrtest.TimeReference(st, "pps", pulse, "gps")))
+				_ = est.UpdateReference(pulse) // rejected ones are counted: the node does the same
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
-		require.NoError(t, ref.Publish(cdrtest.Message(stamp.Time(1_700_000_000*time.Second), "ref", 8)))
+		require.True(t, moved, "the references move the estimates")
 		time.Sleep(time.Second)
 		synctest.Wait()
 		got := out.Messages()
