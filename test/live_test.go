@@ -99,9 +99,7 @@ func (c *paramClient) writable(t *testing.T) []string {
 	var out []string
 	for _, d := range descs {
 		if d.ReadOnly {
-			if d.Name != "use_sim_time" { // declared by the node runtime: "read at start"
-				require.Contains(t, d.Description, params.ReadOnlyReason, "%s %s says why it is read-only", c.node, d.Name)
-			}
+			require.Contains(t, d.Description, params.ReadOnlyReason, "%s %s says why it is read-only", c.node, d.Name)
 			continue
 		}
 		out = append(out, d.Name)
@@ -150,7 +148,8 @@ func diagValue(t *testing.T, diag *peer, fqn, key string) (string, bool) {
 // TestEveryWritableParameterIsLive: for each node, every parameter that is
 // not read-only (as the node's own parameter services describe it) is set
 // at run time, and the node's diagnostics, which report the settings its
-// core runs with, show the new value within two seconds. A writable
+// core and its runtime (the inbox) run with, show the new value within
+// three seconds. A writable
 // parameter that a node's core ignored would fail here (as synchronizer's
 // silent_after_sec did: the set succeeded and the core kept its copy).
 func TestEveryWritableParameterIsLive(t *testing.T) {
@@ -189,8 +188,14 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 			p("silent_after_sec", params.DoubleValue(0)),
 		}},
 	}
+	runtime := []params.Parameter{ // every node's: the node runtime's inbox limits
+		p("inbox.max_messages", params.IntValue(512)),
+		p("inbox.max_bytes", params.IntValue(64<<20)),
+		p("inbox.max_message_bytes", params.IntValue(32<<20)),
+	}
 	diag := newPeer(t, "/ta_test/unused_live_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
 	for _, n := range nodes {
+		n.changes = append(n.changes, runtime...)
 		t.Run(n.node, func(t *testing.T) {
 			node := start(t, n.node, append([]string{"--ros-args", "-r", "__node:=" + strings.TrimPrefix(n.fqn, "/")}, n.args...)...)
 			c := newParamClient(t, n.fqn)

@@ -111,20 +111,31 @@ type runtimeParams struct {
 // on every node, besides the node's own.
 var RuntimeParameters = []string{"use_sim_time", "inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}
 
-// BindRuntime declares the runtime's parameters on b (use_sim_time, read
-// at start; the inbox limits, live), bound to the given variables.
+// BindRuntime declares the runtime's parameters on b (use_sim_time,
+// read-only; the inbox limits, live), bound to the given variables.
 func BindRuntime(b *params.Binder, useSimTime *bool, l *Limits) {
 	b.Bool("use_sim_time", useSimTime, params.Descriptor{ReadOnly: true,
-		Description: "take the node's time (receive stamps, status and diagnostics stamps) from /clock (rosgraph_msgs/msg/Clock); read at start"})
+		Description: "take the node's time (receive stamps, status and diagnostics stamps) from /clock (rosgraph_msgs/msg/Clock)" +
+			params.ReadOnlyReason + "the node chooses its clock, and subscribes /clock, at start-up"})
 	b.Int("inbox.max_messages", &l.Messages, params.Descriptor{
 		Description: "most messages waiting between the middleware and the node's algorithm; beyond, messages are dropped, counted in ~/status (dropped_queue) and reported",
 		IntRange:    params.Ints(1, 1<<20, 1)})
 	b.Int64("inbox.max_bytes", &l.Bytes, params.Descriptor{
-		Description: "most bytes waiting between the middleware and the node's algorithm; a message that finds none waiting is taken whatever its size",
+		Description: "most bytes waiting between the middleware and the node's algorithm (and in each output's queue); a message that finds none waiting is taken whatever its size",
 		IntRange:    params.Ints(1, 1<<40, 1)})
 	b.Int64("inbox.max_message_bytes", &l.MessageBytes, params.Descriptor{
 		Description: "largest message taken (bytes); larger ones are dropped, counted in ~/status (dropped_queue) and reported; 0: no limit",
 		IntRange:    params.Ints(0, 1<<40, 1)})
+}
+
+// RuntimeSettings returns the runtime's writable parameters as l has them
+// (the inbox limits), under the names a user sets them by: what a node's
+// diagnostics list besides its core's settings.
+func RuntimeSettings(l Limits) []params.Parameter {
+	var useSimTime bool
+	b := params.NewBinder(nil, nil)
+	BindRuntime(b, &useSimTime, &l)
+	return b.Writable()
 }
 
 // New creates the node of s from the process arguments argv (everything
@@ -582,6 +593,9 @@ func (n *Node) report() {
 		d.Level, d.Message = Error, n.fail
 	}
 	n.reportDrops(&d)
+	for _, p := range RuntimeSettings(n.inbox.Limits()) { // what the inbox works with
+		d.Add(p.Name, p.Value.String())
+	}
 	if n.diag != nil {
 		n.diagBuf = AppendDiagnosticArray(n.diagBuf, now, d)
 		if err := n.diag.Publish(n.diagBuf); err != nil {

@@ -696,3 +696,66 @@ func TestSlowOutput(t *testing.T) {
 		require.Equal(t, 0, node.stop())
 	})
 }
+
+// TestRuntimeParameters: the runtime's own parameters as a user meets
+// them: use_sim_time read-only with its reason (in the description and in
+// a refused set), the inbox limits live (each set is seen in the
+// diagnostics) and bounded by ranges, and values of the wrong type given
+// at start-up refused (ROS 2's rule) with a warning that names the
+// parameter, the type given and the type wanted.
+func TestRuntimeParameters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		diagnostics := g.Record("/diagnostics")
+		node := start(t, g, echoSpec(&echo{}, &echoParams{types: []string{"x_msgs/msg/X"}}),
+			"--ros-args", "-p", "gain:=1", "-p", "inbox.max_messages:=64.0")
+		synctest.Wait()
+		tr := g.Node("/echo")
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, `parameter "gain" (-p gain:=1): value 1 rejected, keeping 0.0: `+
+			`Wrong parameter type, parameter {gain} is of type {double}, setting it to {integer} is not allowed. (Write 1.0 for a double.)`))
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, `parameter "inbox.max_messages" (-p inbox.max_messages:=64.0): value 64.0 rejected, keeping 1024: `+
+			`Wrong parameter type, parameter {inbox.max_messages} is of type {integer}, setting it to {double} is not allowed.`))
+
+		ps := g.Parameters("/echo", time.Second)
+		ds, err := ps.Describe(nodekit.RuntimeParameters...)
+		require.NoError(t, err)
+		require.Len(t, ds, len(nodekit.RuntimeParameters))
+		for _, d := range ds {
+			if d.ReadOnly {
+				require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", d.Name)
+			} else {
+				require.Len(t, d.IntegerRange, 1, "%s has a range", d.Name)
+			}
+		}
+		res, err := ps.Set(params.Parameter{Name: "use_sim_time", Value: params.BoolValue(true)},
+			params.Parameter{Name: "inbox.max_bytes", Value: params.IntValue(0)})
+		require.NoError(t, err)
+		require.Equal(t, []params.SetResult{
+			{Reason: "parameter 'use_sim_time' cannot be set because it is read-only (the node chooses its clock, and subscribes /clock, at start-up)"},
+			{Reason: "Parameter {inbox.max_bytes} doesn't comply with integer range: 0 is not in [1, 1099511627776]."},
+		}, res)
+
+		sets := []params.Parameter{
+			{Name: "inbox.max_messages", Value: params.IntValue(64)},
+			{Name: "inbox.max_bytes", Value: params.IntValue(1 << 20)},
+			{Name: "inbox.max_message_bytes", Value: params.IntValue(4096)},
+		}
+		var writable []string
+		for _, p := range nodekit.RuntimeSettings(nodekit.DefaultLimits()) {
+			writable = append(writable, p.Name)
+		}
+		require.ElementsMatch(t, []string{"inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}, writable)
+		for _, p := range sets {
+			time.Sleep(time.Second)
+			synctest.Wait()
+			require.NotEqual(t, p.Value.String(), lastDiag(t, diagnostics).values[p.Name], "%s: a change", p.Name)
+			res, err := ps.Set(p)
+			require.NoError(t, err)
+			require.True(t, res[0].Successful, res[0].Reason)
+			time.Sleep(time.Second)
+			synctest.Wait()
+			require.Equal(t, p.Value.String(), lastDiag(t, diagnostics).values[p.Name], "%s: in effect", p.Name)
+		}
+		require.Equal(t, 0, node.stop())
+	})
+}

@@ -516,6 +516,14 @@ func (c *ParamClient) Get(names ...string) ([]params.Value, error) {
 	return out, nil
 }
 
+// Describe returns the descriptors of the named parameters.
+func (c *ParamClient) Describe(names ...string) ([]params.DescriptorMsg, error) {
+	r, err := call(c, func(h nodekit.ParameterHandler) (params.DescribeParametersResponse, bool) {
+		return h.DescribeParameters(params.DescribeParametersRequest{Names: names})
+	})
+	return r.Descriptors, err
+}
+
 // Set sets parameters one by one and returns each result.
 func (c *ParamClient) Set(ps ...params.Parameter) ([]params.SetResult, error) {
 	req := params.SetParametersRequest{}
