@@ -77,3 +77,36 @@ func TestNode(t *testing.T) {
 		require.Zero(t, code, stderr)
 	})
 }
+
+// TestReferenceType: the reference port takes reference_type, which is
+// never empty (the node would wait for a publisher of reference to learn
+// it before stamping anything).
+func TestReferenceType(t *testing.T) {
+	p := DefaultParams()
+	ins, _, err := p.Ports()
+	require.NoError(t, err)
+	require.Equal(t, nodekit.Port{Topic: "reference", Type: TimeReferenceType, QoS: p.In, TypeParam: "reference_type"}, ins[1])
+	srv := params.NewServer(params.Options{Node: "/ts", Overrides: map[string]params.Override{
+		"reference_type": {Value: params.StringValue(""), Source: "-p"},
+	}})
+	b := params.NewBinder(srv, p.Validate)
+	p.Bind(b)
+	require.NoError(t, b.Declare())
+	require.Len(t, srv.Issues(), 1)
+	require.Contains(t, srv.Issues()[0].String(), "reference_type is empty")
+	require.Equal(t, TimeReferenceType, p.ReferenceType)
+	require.True(t, p.Config.ReferenceTimeRef)
+
+	p = DefaultParams()
+	srv = params.NewServer(params.Options{Node: "/ts", Overrides: map[string]params.Override{
+		"reference_type": {Value: params.StringValue("sensor_msgs/msg/Imu"), Source: "-p"},
+	}})
+	b = params.NewBinder(srv, p.Validate)
+	p.Bind(b)
+	require.NoError(t, b.Declare())
+	require.Empty(t, srv.Issues())
+	require.False(t, p.Config.ReferenceTimeRef, "header.stamp of the Header-first type")
+	ins, _, err = p.Ports()
+	require.NoError(t, err)
+	require.Equal(t, "sensor_msgs/msg/Imu", ins[1].Type)
+}

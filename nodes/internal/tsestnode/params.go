@@ -1,6 +1,8 @@
 package tsestnode
 
 import (
+	"fmt"
+
 	"github.com/timealign/timealign/pkg/params"
 )
 
@@ -63,6 +65,9 @@ func (p *Params) Bind(b *params.Binder) {
 	b.QoS("qos.in", &p.In)
 	b.QoS("qos.out", &p.Out)
 	b.Check(func() error {
+		if p.ReferenceType == "" { // no discovery for it: the node would wait for a reference publisher
+			return fmt.Errorf("%w: reference_type is empty: give %s or a type whose first field is a std_msgs/Header", ErrConfig, TimeReferenceType)
+		}
 		p.Config.ReferenceTimeRef = p.ReferenceType == TimeReferenceType
 		return nil
 	})
