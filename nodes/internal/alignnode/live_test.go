@@ -8,63 +8,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/nodes/internal/nodetest"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func declare(t *testing.T, p *Params, ov map[string]params.Override) *params.Server {
-	t.Helper()
-	srv := params.NewServer(params.Options{Node: "/al", Overrides: ov})
-	b := params.NewBinder(srv, p.Validate)
-	p.Bind(b)
-	require.NoError(t, b.Declare())
-	return srv
-}
-
-func settings(cfg Config) map[string]params.Value {
-	m := map[string]params.Value{}
-	for _, p := range Settings(cfg) {
-		m[p.Name] = p.Value
-	}
-	return m
-}
-
 // TestEveryWritableParameterIsLive: each writable parameter, set at run
-// time and applied as the node applies it, is what the running Core then
-// works with; the read-only ones say why in their descriptions.
+// time, is what the running node then works with; the read-only ones say
+// why in their descriptions.
 func TestEveryWritableParameterIsLive(t *testing.T) {
 	p := DefaultParams()
-	srv := declare(t, &p, nil)
-	core, err := New(p.Config, func(int, []byte) {})
-	require.NoError(t, err)
-	srv.AddApplier(func([]params.Parameter) { require.NoError(t, core.Reconfigure(p.Config)) })
-	changes := map[string]params.Value{
-		"timeout_sec":      params.DoubleValue(0.25),
-		"silent_after_sec": params.DoubleValue(0.0),
-	}
-	var writable []string
-	for _, name := range srv.Names() {
-		d, _ := srv.Describe(name)
-		if d.ReadOnly {
-			require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", name)
-			continue
-		}
-		writable = append(writable, name)
-	}
-	require.ElementsMatch(t, writable, mapKeys(changes), "a change for every writable parameter")
-	for name, v := range changes {
-		require.NoError(t, srv.Set(params.Parameter{Name: name, Value: v})[0])
-		require.Equal(t, v, settings(core.Status().Config)[name], "%s: the core runs with it", name)
-	}
-	require.Equal(t, 250*time.Millisecond, core.Status().Aligner.Timeout)
-}
-
-func mapKeys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+	node := nodetest.Live(t, &p,
+		params.Parameter{Name: "timeout_sec", Value: params.DoubleValue(0.25)},
+		params.Parameter{Name: "silent_after_sec", Value: params.DoubleValue(0.0)},
+	).(*Node)
+	require.Equal(t, 250*time.Millisecond, node.core.Status().Aligner.Timeout)
 }
 
 // TestSilentAfterLive: a longer silent_after_sec waits again for an input
@@ -120,7 +78,7 @@ func TestDiagnoseAcrossCores(t *testing.T) {
 // per-input array by its place.
 func TestParameterErrors(t *testing.T) {
 	p := DefaultParams()
-	srv := declare(t, &p, map[string]params.Override{
+	srv := nodetest.Declare(t, &p, map[string]params.Override{
 		"periods_sec":  {Value: params.DoublesValue([]float64{0.01, 0}), Source: "-p"},
 		"buffer_sizes": {Value: params.IntsValue([]int64{-1, -1}), Source: "-p"},
 	})

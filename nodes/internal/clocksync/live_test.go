@@ -7,70 +7,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/nodes/internal/nodetest"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func declare(t *testing.T, p *Params, ov map[string]params.Override) *params.Server {
-	t.Helper()
-	srv := params.NewServer(params.Options{Node: "/cs", Overrides: ov})
-	b := params.NewBinder(srv, p.Validate)
-	p.Bind(b)
-	require.NoError(t, b.Declare())
-	return srv
-}
-
-func settings(cfg Config) map[string]params.Value {
-	m := map[string]params.Value{}
-	for _, p := range Settings(cfg) {
-		m[p.Name] = p.Value
-	}
-	return m
-}
-
 // TestEveryWritableParameterIsLive: each writable parameter, set at run
-// time and applied as the node applies it (Reconfigure from the bound
-// Config), is what the running Core then works with; the read-only ones
-// say why in their descriptions.
+// time, is what the running node then works with; the read-only ones say
+// why in their descriptions.
 func TestEveryWritableParameterIsLive(t *testing.T) {
 	p := DefaultParams()
-	srv := declare(t, &p, nil)
-	core, err := New(p.Config)
-	require.NoError(t, err)
-	srv.AddApplier(func([]params.Parameter) { require.NoError(t, core.Reconfigure(p.Config)) })
 	// In this order each set is valid on its own (window ≥ fifo_size).
-	changes := []params.Parameter{
-		{Name: "mode", Value: params.StringValue("offset")},
-		{Name: "when_invalid", Value: params.StringValue("passthrough")},
-		{Name: "fifo_size", Value: params.IntValue(11)},
-		{Name: "max_deviation_sec", Value: params.DoubleValue(0.02)},
-		{Name: "max_invalid", Value: params.IntValue(7)},
-		{Name: "tick_bits", Value: params.IntValue(32)},
-		{Name: "tick_period_sec", Value: params.DoubleValue(1e-6)},
-		{Name: "window", Value: params.IntValue(64)},
-		{Name: "max_skew_ppm", Value: params.DoubleValue(200.0)},
-		{Name: "track_skew", Value: params.BoolValue(true)},
-	}
-	var writable, changed []string
-	for _, name := range srv.Names() {
-		d, _ := srv.Describe(name)
-		if d.ReadOnly {
-			require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", name)
-			continue
-		}
-		writable = append(writable, name)
-	}
-	for _, c := range changes {
-		changed = append(changed, c.Name)
-	}
-	require.ElementsMatch(t, writable, changed, "a change for every writable parameter")
-	for _, c := range changes {
-		require.NotEqual(t, c.Value, settings(core.Status().Config)[c.Name], "%s: a change", c.Name)
-		require.NoError(t, srv.Set(c)[0])
-		require.Equal(t, c.Value, settings(core.Status().Config)[c.Name], "%s: the core runs with it", c.Name)
-	}
-	require.Equal(t, pll.Offset, core.Status().PLL.Mode)
+	node := nodetest.Live(t, &p,
+		params.Parameter{Name: "mode", Value: params.StringValue("offset")},
+		params.Parameter{Name: "when_invalid", Value: params.StringValue("passthrough")},
+		params.Parameter{Name: "fifo_size", Value: params.IntValue(11)},
+		params.Parameter{Name: "max_deviation_sec", Value: params.DoubleValue(0.02)},
+		params.Parameter{Name: "max_invalid", Value: params.IntValue(7)},
+		params.Parameter{Name: "tick_bits", Value: params.IntValue(32)},
+		params.Parameter{Name: "tick_period_sec", Value: params.DoubleValue(1e-6)},
+		params.Parameter{Name: "window", Value: params.IntValue(64)},
+		params.Parameter{Name: "max_skew_ppm", Value: params.DoubleValue(200.0)},
+		params.Parameter{Name: "track_skew", Value: params.BoolValue(true)},
+	).(*Node)
+	require.Equal(t, pll.Offset, node.core.Status().PLL.Mode)
 }
 
 // TestReconfigure: a new fit configuration restarts the fit (invalid until
@@ -171,7 +132,7 @@ func TestDiagnoseAcrossCores(t *testing.T) {
 // their values in seconds, and the allowed range.
 func TestParameterErrors(t *testing.T) {
 	p := DefaultParams()
-	srv := declare(t, &p, nil)
+	srv := nodetest.Declare(t, &p, nil)
 	for _, tc := range []struct {
 		set  params.Parameter
 		want string
@@ -187,7 +148,7 @@ func TestParameterErrors(t *testing.T) {
 	d, _ := srv.Describe("mode")
 	require.Equal(t, "one of: sick, regression, envelope, offset", d.AdditionalConstraints, "from pll's name table")
 	p = DefaultParams()
-	srv = declare(t, &p, map[string]params.Override{"window": {Value: params.IntValue(4), Source: "cs.yaml:9"}})
+	srv = nodetest.Declare(t, &p, map[string]params.Override{"window": {Value: params.IntValue(4), Source: "cs.yaml:9"}})
 	require.Len(t, srv.Issues(), 1)
 	require.Equal(t, `error: parameter "window" (cs.yaml:9): value 4 rejected, keeping 256: window (4) cannot be smaller than fifo_size (7) in envelope mode`, srv.Issues()[0].String())
 }

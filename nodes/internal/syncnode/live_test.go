@@ -8,56 +8,25 @@ import (
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/nodetest"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func declare(t *testing.T, p *Params, ov map[string]params.Override) *params.Server {
-	t.Helper()
-	srv := params.NewServer(params.Options{Node: "/sync", Overrides: ov})
-	b := params.NewBinder(srv, p.Validate)
-	p.Bind(b)
-	require.NoError(t, b.Declare())
-	return srv
-}
-
-func settings(cfg Config) map[string]params.Value {
-	m := map[string]params.Value{}
-	for _, p := range Settings(cfg) {
-		m[p.Name] = p.Value
-	}
-	return m
-}
-
 // TestEveryWritableParameterIsLive: each writable parameter, set at run
-// time and applied as the node applies it, is what the running Core then
-// works with (before, silent_after_sec reported success and changed
-// nothing); the read-only ones say why in their descriptions.
+// time, is what the running node then works with (before, silent_after_sec
+// reported success and changed nothing); the read-only ones say why in
+// their descriptions.
 func TestEveryWritableParameterIsLive(t *testing.T) {
 	p := DefaultParams()
-	srv := declare(t, &p, nil)
-	core, err := New(p.Config, func([][]byte, []byte) {})
-	require.NoError(t, err)
-	srv.AddApplier(func([]params.Parameter) { require.NoError(t, core.Reconfigure(p.Config)) })
-	changes := map[string]params.Value{
-		"silent_after_sec": params.DoubleValue(10.0),
-		"max_drop_share":   params.DoubleValue(0.25),
-	}
-	var writable []string
-	for _, name := range srv.Names() {
-		d, _ := srv.Describe(name)
-		if d.ReadOnly {
-			require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", name)
-			continue
-		}
-		writable = append(writable, name)
-	}
-	require.ElementsMatch(t, writable, []string{"silent_after_sec", "max_drop_share"})
-	for name, v := range changes {
-		require.NoError(t, srv.Set(params.Parameter{Name: name, Value: v})[0])
-		require.Equal(t, v, settings(core.Config())[name], "%s: the core runs with it", name)
-	}
-	d, _ := srv.Describe("policy")
+	node := nodetest.Live(t, &p,
+		params.Parameter{Name: "silent_after_sec", Value: params.DoubleValue(10.0)},
+		params.Parameter{Name: "max_drop_share", Value: params.DoubleValue(0.25)},
+	).(*Node)
+	require.Equal(t, 10*time.Second, node.core.Config().SilentAfter)
+	require.Equal(t, 0.25, node.core.Config().MaxDropShare)
+	p = DefaultParams()
+	d, _ := nodetest.Declare(t, &p, nil).Describe("policy")
 	require.Equal(t, "one of: approximate, exact, epsilon, latest", d.AdditionalConstraints, "from pkg/sync's name table")
 }
 
@@ -116,7 +85,7 @@ func TestDiagnoseAcrossCores(t *testing.T) {
 // TestParameterErrors: rejected values name the parameters.
 func TestParameterErrors(t *testing.T) {
 	p := DefaultParams()
-	srv := declare(t, &p, map[string]params.Override{
+	srv := nodetest.Declare(t, &p, map[string]params.Override{
 		"lower_bounds_sec": {Value: params.DoublesValue([]float64{0.01, 0.02, 0.03}), Source: "-p"},
 		"epsilon_sec":      {Value: params.DoubleValue(-1), Source: "-p"},
 	})
@@ -129,7 +98,7 @@ func TestParameterErrors(t *testing.T) {
 		`error: parameter "lower_bounds_sec" (-p): value [0.01, 0.02, 0.03] rejected, keeping []: lower_bounds_sec has 3 entries, want one per topic (inputs 2) or none`,
 	}, issues)
 	p = DefaultParams()
-	srv = declare(t, &p, map[string]params.Override{"lower_bounds_sec": {Value: params.DoublesValue([]float64{0.01, -0.002}), Source: "f.yaml:2"}})
+	srv = nodetest.Declare(t, &p, map[string]params.Override{"lower_bounds_sec": {Value: params.DoublesValue([]float64{0.01, -0.002}), Source: "f.yaml:2"}})
 	require.Len(t, srv.Issues(), 1)
 	require.Contains(t, srv.Issues()[0].Reason, "value 2 of lower_bounds_sec is -0.002, want ≥ 0")
 	require.EqualError(t, srv.Set(params.Parameter{Name: "max_drop_share", Value: params.DoubleValue(1.5)})[0],

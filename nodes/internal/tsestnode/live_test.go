@@ -9,71 +9,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/nodes/internal/nodetest"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 	"github.com/timealign/timealign/pkg/tsest"
 )
 
-// declare binds p on a server with overrides, as the node does.
-func declare(t *testing.T, p *Params, ov map[string]params.Override) *params.Server {
-	t.Helper()
-	srv := params.NewServer(params.Options{Node: "/ts", Overrides: ov})
-	b := params.NewBinder(srv, p.Validate)
-	p.Bind(b)
-	require.NoError(t, b.Declare())
-	return srv
-}
-
-func settings(cfg Config) map[string]params.Value {
-	m := map[string]params.Value{}
-	for _, p := range Settings(cfg) {
-		m[p.Name] = p.Value
-	}
-	return m
-}
-
 // TestEveryWritableParameterIsLive: each writable parameter, set at run
-// time and applied as the node applies it (Reconfigure from the bound
-// Config), is what the running Core then works with; the read-only ones
-// say why in their descriptions.
+// time, is what the running node then works with (a change restarts the
+// estimator, the counters go on); the read-only ones say why in their
+// descriptions.
 func TestEveryWritableParameterIsLive(t *testing.T) {
 	p := DefaultParams()
-	srv := declare(t, &p, nil)
-	core, err := New(p.Config)
-	require.NoError(t, err)
-	srv.AddApplier(func([]params.Parameter) { require.NoError(t, core.Reconfigure(p.Config)) })
-	changes := map[string]params.Value{
-		"stamp_source":     params.StringValue("receive_time"),
-		"window_sec":       params.DoubleValue(0.75),
-		"period_sec":       params.DoubleValue(0.01),
-		"min_latency_sec":  params.DoubleValue(0.002),
-		"loss_threshold":   params.IntValue(5),
-		"never_infer_loss": params.BoolValue(true),
+	changes := []params.Parameter{
+		{Name: "stamp_source", Value: params.StringValue("receive_time")},
+		{Name: "window_sec", Value: params.DoubleValue(0.75)},
+		{Name: "period_sec", Value: params.DoubleValue(0.01)},
+		{Name: "min_latency_sec", Value: params.DoubleValue(0.002)},
+		{Name: "loss_threshold", Value: params.IntValue(5)},
+		{Name: "never_infer_loss", Value: params.BoolValue(true)},
 	}
-	var writable []string
-	for _, name := range srv.Names() {
-		d, _ := srv.Describe(name)
-		if d.ReadOnly {
-			require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", name)
-			continue
-		}
-		writable = append(writable, name)
-	}
-	require.ElementsMatch(t, writable, mapKeys(changes), "a change for every writable parameter")
-	for name, v := range changes {
-		require.NotEqual(t, v, settings(core.Status().Config)[name], "%s: a change", name)
-		require.NoError(t, srv.Set(params.Parameter{Name: name, Value: v})[0])
-		require.Equal(t, v, settings(core.Status().Config)[name], "%s: the core runs with it", name)
-	}
-	require.Equal(t, uint64(len(changes)), core.Status().Estimator.Resets, "each change restarted the estimator")
-}
-
-func mapKeys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+	node := nodetest.Live(t, &p, changes...).(*Node)
+	require.Equal(t, uint64(len(changes)), node.core.Status().Estimator.Resets, "each change restarted the estimator")
 }
 
 // TestReconfigure: the estimator starts over with the new Config (here a
@@ -169,7 +126,7 @@ func TestDiagnoseAcrossCores(t *testing.T) {
 // their values in seconds, and the allowed range.
 func TestParameterErrors(t *testing.T) {
 	p := DefaultParams()
-	srv := declare(t, &p, nil)
+	srv := nodetest.Declare(t, &p, nil)
 	for _, tc := range []struct {
 		sets []params.Parameter
 		want string
@@ -193,7 +150,7 @@ func TestParameterErrors(t *testing.T) {
 	}
 	// The same reasons for parameter files and -p.
 	p = DefaultParams()
-	srv = declare(t, &p, map[string]params.Override{
+	srv = nodetest.Declare(t, &p, map[string]params.Override{
 		"window_sec": {Value: params.DoubleValue(0.5), Source: "ts.yaml:3"},
 		"period_sec": {Value: params.DoubleValue(3.0), Source: "-p"},
 	})
