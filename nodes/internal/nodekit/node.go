@@ -454,20 +454,20 @@ func (n *Node) discover() {
 func (n *Node) open() {
 	for _, in := range n.in {
 		if _, err := CheckHeaderFirst(in.typ, n.spec.MsgPrefixes); err != nil {
-			n.failWith(fmt.Errorf("%s: %w", in.name, err), in.TypeParam)
+			n.failWith(fmt.Errorf("%s: %w", in.name, err), typeHint(in.TypeParam))
 			return
 		}
 	}
 	for i := range n.out {
 		o := &n.out[i]
-		typ, param := o.Type, o.TypeParam
+		typ, hint := o.Type, "source the install that provides "+o.Type+" (its setup.bash)"
 		if typ == "" {
 			src := n.input(o.SameAs)
-			typ, param = src.typ, src.TypeParam
+			typ, hint = src.typ, typeHint(src.TypeParam)
 		}
 		pub, err := n.tr.Publisher(o.name, typ, o.QoS)
 		if err != nil {
-			n.failWith(fmt.Errorf("%s: %w", o.name, err), param)
+			n.failWith(fmt.Errorf("%s: %w", o.name, err), hint)
 			return
 		}
 		o.box = newOutbox(pub, n.outboxLimits())
@@ -475,7 +475,7 @@ func (n *Node) open() {
 	}
 	for i, in := range n.in {
 		if err := n.tr.Subscribe(in.name, in.typ, in.QoS, n.deliverer(i)); err != nil {
-			n.failWith(fmt.Errorf("%s: %w", in.name, err), in.TypeParam)
+			n.failWith(fmt.Errorf("%s: %w", in.name, err), typeHint(in.TypeParam))
 			return
 		}
 	}
@@ -491,13 +491,19 @@ func (n *Node) open() {
 	n.log(LogInfo, strings.Join(ins, ", "), " -> ", strings.Join(outs, ", "))
 }
 
-// failWith puts the node in the failed phase: it logs the problem, reports
-// it as ERROR and serves its parameters until stopped.
-func (n *Node) failWith(problem error, param string) {
-	hint := "use message types whose first field is a std_msgs/Header"
-	if param != "" {
-		hint = "set " + param + " to message types whose first field is a std_msgs/Header"
+// typeHint is what to do about an input type that cannot be used (an
+// output of an input's type too), set by the parameter param.
+func typeHint(param string) string {
+	if param == "" {
+		return "use message types whose first field is a std_msgs/Header"
 	}
+	return "set " + param + " to message types whose first field is a std_msgs/Header"
+}
+
+// failWith puts the node in the failed phase: it logs the problem and what
+// to do (hint), reports it as ERROR and serves its parameters until
+// stopped.
+func (n *Node) failWith(problem error, hint string) {
 	n.phase = failed
 	n.fail = problem.Error() + "; " + hint
 	n.log(LogError, n.fail, ". Idle until stopped.")

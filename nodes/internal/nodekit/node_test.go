@@ -445,6 +445,32 @@ func TestFailedPhase(t *testing.T) {
 	}
 }
 
+// TestOutputTypeNotInstalled: an output of a type of its own (a status
+// or summary message of the node's package) that is not installed fails
+// the node with a hint to source the install, not to change the inputs'
+// types.
+func TestOutputTypeNotInstalled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		g.NotInstalled("timealign/msg/MatchedSet")
+		diagnostics := g.Record("/diagnostics")
+		s := echoSpec(&echo{}, &echoParams{types: []string{"x_msgs/msg/X"}})
+		ports := s.Ports
+		s.Ports = func() (ins, outs []nodekit.Port, err error) {
+			ins, outs, err = ports()
+			return ins, append(outs, nodekit.Port{Topic: "~/matched", Type: "timealign/msg/MatchedSet"}), err
+		}
+		node := start(t, g, s)
+		time.Sleep(1100 * time.Millisecond)
+		synctest.Wait()
+		d := lastDiag(t, diagnostics)
+		require.Equal(t, nodekit.Error, d.level)
+		require.Equal(t, `/echo/matched: message type "timealign/msg/MatchedSet": no such message (not installed); `+
+			`source the install that provides timealign/msg/MatchedSet (its setup.bash)`, d.message)
+		require.Equal(t, 0, node.stop())
+	})
+}
+
 // TestInboxOverflow: a node that falls behind drops what does not fit in
 // its inbox (bounded in messages, set live by a parameter), counts it in
 // ~/status, logs it once a second naming the input and the size, and
