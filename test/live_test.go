@@ -29,26 +29,28 @@ import (
 // node, as `ros2 param` does.
 type paramClient struct {
 	node string
+	list *rclsrv.ListParametersClient
 	set  *rclsrv.SetParametersClient
 	desc *rclsrv.DescribeParametersClient
-	list *rclsrv.ListParametersClient
 }
 
+// newParamClient makes the clients; make them before the node starts, so
+// their discovery of its services begins at once.
 func newParamClient(t *testing.T, node string) *paramClient {
 	ctx, err := rclgo.NewContext(rclgo.ClockTypeROSTime, nil)
 	require.NoError(t, err)
 	n, err := ctx.NewNode(fmt.Sprintf("timealign_test_params_%d", peers.Add(1)), "")
 	require.NoError(t, err)
 	c := &paramClient{node: node}
+	c.list, err = rclsrv.NewListParametersClient(n, node+"/list_parameters", nil)
+	require.NoError(t, err)
 	c.set, err = rclsrv.NewSetParametersClient(n, node+"/set_parameters", nil)
 	require.NoError(t, err)
 	c.desc, err = rclsrv.NewDescribeParametersClient(n, node+"/describe_parameters", nil)
 	require.NoError(t, err)
-	c.list, err = rclsrv.NewListParametersClient(n, node+"/list_parameters", nil)
-	require.NoError(t, err)
 	ws, err := ctx.NewWaitSet()
 	require.NoError(t, err)
-	ws.AddClients(c.set.Client, c.desc.Client, c.list.Client)
+	ws.AddClients(c.list.Client, c.set.Client, c.desc.Client)
 	run, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -9,13 +9,11 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tiiuae/rclgo/pkg/rclgo"
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
@@ -24,38 +22,6 @@ import (
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/pkg/stamp"
 )
-
-// paramClient is the test's own client of a node's parameter services.
-type paramClient struct {
-	list *srv.ListParametersClient
-	set  *srv.SetParametersClient
-	get  *srv.GetParametersClient
-}
-
-// newParamClient makes the clients before the node starts, so their
-// discovery of its services begins at once.
-func newParamClient(t *testing.T, node string) *paramClient {
-	ctx, err := rclgo.NewContext(rclgo.ClockTypeROSTime, nil)
-	require.NoError(t, err)
-	n, err := ctx.NewNode(fmt.Sprintf("timealign_test_client_%d", peers.Add(1)), "")
-	require.NoError(t, err)
-	c := &paramClient{}
-	c.list, err = srv.NewListParametersClient(n, node+"/list_parameters", nil)
-	require.NoError(t, err)
-	c.set, err = srv.NewSetParametersClient(n, node+"/set_parameters", nil)
-	require.NoError(t, err)
-	c.get, err = srv.NewGetParametersClient(n, node+"/get_parameters", nil)
-	require.NoError(t, err)
-	ws, err := ctx.NewWaitSet()
-	require.NoError(t, err)
-	ws.AddClients(c.list.Client, c.set.Client, c.get.Client)
-	run, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = ws.Run(run) }()
-	t.Cleanup(func() { cancel(); wg.Wait(); ctx.Close() })
-	return c
-}
 
 // firstList sends list_parameters every 20 ms (a request sent before the
 // client has matched the service is lost) until one is answered, and
