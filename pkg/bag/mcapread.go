@@ -137,6 +137,12 @@ func (f *mcapFile) next(rec *rawRecord) error {
 		}
 		f.msgStart = f.cr.n
 		tok, data, err := f.lex.Next(f.buf)
+		if tok == mcap.TokenInvalidChunk {
+			// A chunk whose content does not match its CRC: skipped,
+			// counted; the lexer goes on after it.
+			f.badChunks++
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				if !f.ended {
@@ -205,8 +211,6 @@ func (f *mcapFile) next(rec *rawRecord) error {
 			if err == nil {
 				f.header = h
 			}
-		case mcap.TokenInvalidChunk:
-			f.badChunks++
 		case mcap.TokenDataEnd, mcap.TokenFooter:
 			// After DataEnd comes the summary: its schemas and channels
 			// repeat the data section's, and nothing else is wanted.
