@@ -42,6 +42,9 @@ type env struct {
 	stdinStat func() fs.FileInfo
 	// stdinIsTerminal: a command reading standard input says so.
 	stdinIsTerminal bool
+	// stderrIsTerminal: progress bars are drawn (after a second of work);
+	// noProgress turns them off (--quiet).
+	stderrIsTerminal, noProgress bool
 }
 
 // command is one subcommand.
@@ -83,7 +86,8 @@ func main() {
 			}
 			return fi
 		},
-		stdinIsTerminal: term.IsTerminal(int(os.Stdin.Fd())),
+		stdinIsTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
+		stderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
