@@ -209,4 +209,3 @@ func (p *simPayloads) message(buf []byte, typ string, t stamp.Time, frame string
 	p.imu.AngularVelocity = [3]float64{0, 0, 0.1}
 	return rosmsgs.AppendImu(buf, t, frame, &p.imu)
 }
-
