@@ -62,7 +62,8 @@ func commands() []command {
 		{"pll", "map device clock ticks to host time (pkg/pll)", runPLL},
 		{"sync", "match messages of N topics into sets (pkg/sync policies)", runSync},
 		{"align", "replay N streams in time order, Rock StreamAligner (pkg/sync)", runAlign},
-		{"simulate", "write simulated sensor streams with ground truth as CSV (pkg/sim)", runSimulate},
+		{"simulate", "write simulated sensor streams with ground truth as CSV or a bag (pkg/sim)", runSimulate},
+		{"bag", "rosbag2 bags: info, report (timing analysis), fix (rewrite stamps)", runBag},
 		{"version", "print the version", runVersion},
 	}
 }
