@@ -163,3 +163,10 @@ func (o *outBag) abort() {
 		o.e.temps.remove(o.tmp)
 	}
 }
+
+func mkdirAll(d string) error {
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return fmt.Errorf("--out-dir: %w", err)
+	}
+	return nil
+}

@@ -14,11 +14,11 @@ import (
 // ready to use. Add costs O(1); memory is one map entry per bucket used
 // (at most about 3700 per sign).
 type Hist struct {
-	n          uint64
-	min, max   time.Duration
-	mean, m2   float64 // Welford, in ns
-	pos, neg   map[int32]uint64
-	zero       uint64
+	n        uint64
+	min, max time.Duration
+	mean, m2 float64 // Welford, in ns
+	pos, neg map[int32]uint64
+	zero     uint64
 }
 
 const subBits = 5 // 32 sub-buckets

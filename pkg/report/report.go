@@ -605,7 +605,7 @@ func (a *Analyzer) finishSync() {
 		if i == 0 || l > latHi {
 			latHi = l
 		}
-		sg.LowerBounds = append(sg.LowerBounds, (p/2).Round(time.Microsecond))
+		sg.LowerBounds = append(sg.LowerBounds, (p / 2).Round(time.Microsecond))
 	}
 	if fastest > 0 {
 		q := int(math.Ceil(float64(slowest+latHi-latLo)/float64(fastest))) + 2
