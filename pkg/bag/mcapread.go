@@ -225,6 +225,8 @@ func (f *mcapFile) wrapLexErr(err error) error {
 	switch {
 	case errors.As(err, &tr):
 		return fmt.Errorf("%w: truncated: %v", ErrFormat, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: truncated: the file ends inside a chunk (was the recording cut?); the chunk's messages are lost", ErrFormat)
 	case errors.Is(err, mcap.ErrRecordTooLarge), errors.Is(err, mcap.ErrChunkTooLarge):
 		return fmt.Errorf("%w: record or chunk larger than %d MiB (corrupt length?): %v", ErrFormat, MaxChunkSize>>20, err)
 	case errors.Is(err, mcap.ErrInvalidZeroOpcode), errors.Is(err, mcap.ErrNestedChunk):

@@ -17,7 +17,8 @@
 // stamps, "after" on tsest's estimates of the same samples. The correction
 // is header stamp − estimate: what `timealign bag fix` with the
 // timestamp_estimator would change. An interval of k ≥ 2 periods is a gap
-// (k − 1 samples missing). The latency is log time − header stamp; a topic
+// (k − 1 samples missing), counted on the estimates (a stamp late by a
+// heavy-tailed jitter is no gap). The latency is log time − header stamp; a topic
 // whose median latency exceeds Config.DeviceOffset in either direction is
 // stamped by a device clock, and its clock offset and skew are reported
 // instead.
@@ -156,8 +157,8 @@ type TopicReport struct {
 	Correction   Summary `json:"correction"`
 	Latency      Summary `json:"latency"`
 	Arrival      Summary `json:"arrival_interval"`
-	// Gaps counts intervals of two periods or more; Missing the periods
-	// missing in them; EstimatedLosses the estimator's count of lost
+	// Gaps counts intervals of two periods or more between estimates;
+	// Missing the periods missing in them; EstimatedLosses the estimator's count of lost
 	// samples; LongestGaps the longest.
 	Gaps            uint64 `json:"gaps"`
 	Missing         uint64 `json:"missing"`
@@ -468,16 +469,19 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 				ts.jb.Add(dev)
 				ts.plots.jitBefore.Add(dev)
 			}
-			if k >= 2 {
-				r.Gaps++
-				r.Missing += uint64(k - 1)
-				a.noteGap(ts, Gap{At: logTime, Length: d, Missing: k - 1})
-			}
+			// Gaps are found on the estimates: a late stamp in a
+			// heavy-tailed jitter is no gap.
 			de := est.Sub(ts.prevEst)
-			if ke := int64(math.Round(float64(de) / float64(p))); ke >= 1 {
+			ke := int64(math.Round(float64(de) / float64(p)))
+			if ke >= 1 {
 				dev := de - time.Duration(ke)*p
 				ts.ja.Add(dev)
 				ts.plots.jitAfter.Add(dev)
+			}
+			if ke >= 2 {
+				r.Gaps++
+				r.Missing += uint64(ke - 1)
+				a.noteGap(ts, Gap{At: logTime, Length: de, Missing: ke - 1})
 			}
 		}
 	}
