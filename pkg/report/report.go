@@ -16,9 +16,9 @@
 // is √2 times that of the stamps. "Before" is measured on the header
 // stamps, "after" on tsest's estimates of the same samples. The correction
 // is header stamp − estimate: what `timealign bag fix` with the
-// timestamp_estimator would change. An interval of k ≥ 2 periods is a gap
-// (k − 1 samples missing), counted on the estimates (a stamp late by a
-// heavy-tailed jitter is no gap). The latency is log time − header stamp; a topic
+// timestamp_estimator would change. A gap is where the estimator finds
+// samples missing (a stamp late by a heavy-tailed jitter, or one repeated,
+// is no gap). The latency is log time − header stamp; a topic
 // whose median latency exceeds Config.DeviceOffset in either direction is
 // stamped by a device clock, and its clock offset and skew are reported
 // instead.
@@ -157,9 +157,9 @@ type TopicReport struct {
 	Correction   Summary `json:"correction"`
 	Latency      Summary `json:"latency"`
 	Arrival      Summary `json:"arrival_interval"`
-	// Gaps counts intervals of two periods or more between estimates;
-	// Missing the periods missing in them; EstimatedLosses the estimator's count of lost
-	// samples; LongestGaps the longest.
+	// Gaps counts the places where the estimator found samples missing,
+	// Missing (= EstimatedLosses, the estimator's count) how many;
+	// LongestGaps the longest.
 	Gaps            uint64 `json:"gaps"`
 	Missing         uint64 `json:"missing"`
 	EstimatedLosses uint64 `json:"estimated_losses"`
@@ -246,6 +246,7 @@ type topicState struct {
 	prevEst  stamp.Time
 	prevLog  stamp.Time
 	have     bool
+	prevBad  bool // the previous stamp repeated or went back
 	haveLog  bool
 	jb, ja   Hist
 	corr     Hist
@@ -446,20 +447,43 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 	if hdr >= 0 {
 		ts.pll.Update(logTime, uint64(hdr))
 	}
+	lost0 := ts.est.LostSamples()
 	est, err := ts.est.Update(hdr)
 	if err != nil {
 		est = hdr
 	}
+	switch lost := ts.est.LostSamples(); {
+	case lost > lost0 && ts.have:
+		// The estimator found samples missing before this one: a gap.
+		r.Gaps++
+		a.noteGap(ts, Gap{At: logTime, Length: hdr.Sub(ts.prevHdr), Missing: int64(lost - lost0)})
+	case lost < lost0 && r.Gaps > 0:
+		// It took a loss back (a sample came a period early): the last
+		// gap was none.
+		r.Gaps--
+		if i := len(ts.gaps) - 1; i >= 0 {
+			last := 0
+			for k := range ts.gaps {
+				if ts.gaps[k].At > ts.gaps[last].At {
+					last = k
+				}
+			}
+			ts.gaps = append(ts.gaps[:last], ts.gaps[last+1:]...)
+		}
+	}
 	corr := hdr.Sub(est)
 	ts.corr.Add(corr)
 	ts.plots.correction.Add(int64(logTime), float64(corr)/1e6)
+	bad := false
 	if ts.have {
 		d := hdr.Sub(ts.prevHdr)
 		switch {
 		case d == 0:
 			r.Duplicates++
+			bad = true
 		case d < 0:
 			r.Backward++
+			bad = true
 		}
 		ts.plots.stampInterval.Add(int64(logTime), float64(d)/1e6)
 		if p := ts.est.Period(); p > 0 && d > 0 {
@@ -478,14 +502,9 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 				ts.ja.Add(dev)
 				ts.plots.jitAfter.Add(dev)
 			}
-			if ke >= 2 {
-				r.Gaps++
-				r.Missing += uint64(ke - 1)
-				a.noteGap(ts, Gap{At: logTime, Length: de, Missing: ke - 1})
-			}
 		}
 	}
-	ts.prevHdr, ts.prevEst, ts.have = hdr, est, true
+	ts.prevHdr, ts.prevEst, ts.have, ts.prevBad = hdr, est, true, bad
 	if ts.syncIdx >= 0 && a.sync != nil {
 		a.sr.Messages[ts.syncIdx]++
 		a.sync.Add(tsync.Message[struct{}]{Topic: ts.syncIdx, Stamp: hdr, Arrival: logTime})
@@ -536,7 +555,7 @@ func (a *Analyzer) Report() *Report {
 			continue
 		}
 		st := ts.est.Status()
-		r.Period, r.EstimatedLosses = st.Period, st.LostSamplesTotal
+		r.Period, r.EstimatedLosses, r.Missing = st.Period, st.LostSamplesTotal, st.LostSamplesTotal
 		r.JitterBefore, r.JitterAfter = ts.jb.Summarize(), ts.ja.Summarize()
 		r.Correction, r.Latency = ts.corr.Summarize(), ts.lat.Summarize()
 		ts.plots.latency = ts.lat
