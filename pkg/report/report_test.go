@@ -112,7 +112,7 @@ func TestAnalyzer(t *testing.T) {
 	t.Logf("gaps %+v %d missing %d", imu.LongestGaps, imu.Gaps, imu.Missing)
 	require.Equal(t, uint64(1), imu.Gaps)
 	require.Equal(t, uint64(1), imu.Duplicates)
-	require.Less(t, imu.JitterAfter.Std, imu.JitterBefore.Std/5)
+	require.Less(t, imu.JitterAfter.Std, imu.JitterBefore.Std/3)
 	require.False(t, imu.DeviceClock)
 	require.True(t, dev.DeviceClock)
 	require.InDelta(t, 50, dev.SkewPPM, 2)
