@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -84,12 +85,16 @@ func writeSimBag(e *env, o simBagOptions) error {
 		return err
 	}
 	defer ob.abort()
-	f, err := openOutputs(e, outSpec{"--truth", o.truth})
-	if err != nil {
-		return err
+	var tw io.Writer = io.Discard
+	var f *files
+	if o.truth != "" {
+		if f, err = openOutputs(e, outSpec{"--truth", o.truth}); err != nil {
+			return err
+		}
+		defer f.abort()
+		tw = f.out(0)
 	}
-	defer f.abort()
-	tr := csvio.NewWriter(f.out(0), "topic", "seq", "true_ns", "header_ns", "log_ns")
+	tr := csvio.NewWriter(tw, "topic", "seq", "true_ns", "header_ns", "log_ns")
 
 	topics := make([]*bag.Topic, len(o.names))
 	kinds := make([]simTopic, len(o.names))
@@ -157,8 +162,10 @@ func writeSimBag(e *env, o simBagOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := f.commit(); err != nil {
-		return err
+	if f != nil {
+		if err := f.commit(); err != nil {
+			return err
+		}
 	}
 	if !o.quiet {
 		fmt.Fprintf(e.stderr, "timealign simulate: wrote %s: %d messages on %d topics, %d file(s), %s\n", o.dir, meta.MessageCount, len(topics), len(meta.Files), meta.Duration.Round(time.Millisecond))
