@@ -26,6 +26,9 @@ const (
 	MaxAttachmentSize = 64 << 20
 )
 
+// chunkLimit is MaxChunkSize; tests lower it.
+var chunkLimit = MaxChunkSize
+
 // countingReader counts the bytes read through it: the offset of the next
 // outer record of an MCAP file.
 type countingReader struct {
@@ -47,7 +50,7 @@ func (z *zstdReader) Read(p []byte) (int, error) { return z.d.Read(p) }
 func (z *zstdReader) Reset(r io.Reader) error {
 	if z.d == nil {
 		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxMemory(MaxChunkSize))
+			zstd.WithDecoderMaxMemory(uint64(chunkLimit)))
 		if err != nil {
 			return err
 		}
@@ -82,8 +85,8 @@ func openMCAP(path string, r io.Reader) (*mcapFile, error) {
 	lex, err := mcap.NewLexer(f.cr, &mcap.LexerOptions{
 		ValidateChunkCRCs:        true,
 		EmitInvalidChunks:        true,
-		MaxDecompressedChunkSize: MaxChunkSize,
-		MaxRecordSize:            MaxChunkSize + 1<<20,
+		MaxDecompressedChunkSize: chunkLimit,
+		MaxRecordSize:            chunkLimit + 1<<20,
 		AttachmentCallback:       f.attachment,
 		Decompressors:            map[mcap.CompressionFormat]mcap.ResettableReader{mcap.CompressionZSTD: f.zstd},
 	})
@@ -136,7 +139,7 @@ func (f *mcapFile) next(rec *rawRecord) error {
 			return nil
 		}
 		f.msgStart = f.cr.n
-		tok, data, err := f.lex.Next(f.buf)
+		tok, data, err := f.lexNext()
 		if tok == mcap.TokenInvalidChunk {
 			// A chunk whose content does not match its CRC: skipped,
 			// counted; the lexer goes on after it.
@@ -220,7 +223,25 @@ func (f *mcapFile) next(rec *rawRecord) error {
 	}
 }
 
+// errLexerPanic: the MCAP library panicked on the bytes (it does on some
+// corrupt chunk headers); the panic is turned into an error here, at the
+// boundary, because bad input must never crash timealign.
+var errLexerPanic = errors.New("corrupt record: the MCAP library could not parse it")
+
+// lexNext calls the lexer, turning a panic on corrupt bytes into an error.
+func (f *mcapFile) lexNext() (tok mcap.TokenType, data []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tok, data, err = mcap.TokenError, nil, fmt.Errorf("%w (%v)", errLexerPanic, r)
+		}
+	}()
+	return f.lex.Next(f.buf)
+}
+
 func (f *mcapFile) wrapLexErr(err error) error {
+	if errors.Is(err, errLexerPanic) {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
 	var tr *mcap.ErrTruncatedRecord
 	switch {
 	case errors.As(err, &tr):
