@@ -635,7 +635,7 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 // summary says on stderr what was done.
 func (f *fixer) summary(e *env, in *bag.Bag, out string, meta *bag.Metadata, dropped int) {
 	for _, w := range uniq(f.o.warnings) {
-		fmt.Fprintf(e.stderr, "timealign bag fix: warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "timealign bag fix: %s\n", w)
 	}
 	if e.noProgress {
 		return

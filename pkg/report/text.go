@@ -49,7 +49,8 @@ func shortType(t string) string {
 // WriteTable writes the concise terminal report: one row per topic, then
 // the offsets between streams and the ApproximateTime analysis.
 func (r *Report) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var tb strings.Builder
+	tw := tabwriter.NewWriter(&tb, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "topic\ttype\tmsgs\trate\tperiod\tjitter std\tjitter p99\tlatency p50 / p99\tgaps (missing)\tdup\tback\tclock")
 	fmt.Fprintln(tw, "\t\t\t\t\tbefore → after\tbefore → after\t\t\t\t\t")
 	var notes []string
@@ -89,6 +90,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, line := range strings.SplitAfter(tb.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
