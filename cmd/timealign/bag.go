@@ -264,6 +264,9 @@ func bagInfo(b *bag.Bag, w io.Writer) error {
 		if def.Source != bag.FromSchema {
 			hdr += " (" + string(def.Source) + ")"
 		}
+		if def.Err != nil {
+			hdr = fmt.Sprintf("unknown (the schema does not parse: %v)", def.Err)
+		}
 		fmt.Fprintf(w, "%sTopic: %s | Type: %s | Count: %d | Rate: %s | Serialization Format: %s | Header stamp: %s\n",
 			prefix, ts.Topic.Name, ts.Topic.Type, ts.Count, rate, ts.Topic.SerializationFormat, hdr)
 	}

@@ -545,6 +545,9 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 			}
 			if rule, ok := rules[t.Name]; ok {
 				def := defs.Lookup(t)
+				if def.Err != nil {
+					return fmt.Errorf("%s (%s): its schema does not parse (%v): its stamps cannot be corrected", t.Name, t.Type, def.Err)
+				}
 				if !def.HeaderFirst {
 					return fmt.Errorf("%s (%s) does not start with a std_msgs/Header (definition: %s): its stamps cannot be corrected", t.Name, t.Type, def.Source)
 				}

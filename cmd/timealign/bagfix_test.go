@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -437,4 +441,63 @@ func TestBagInfoRosbag2(t *testing.T) {
 	require.Contains(t, out, "Header stamp: no (builtin)")
 	require.Contains(t, out, "Files:             talker.mcap")
 	require.NotContains(t, out, "Warning")
+}
+
+// TestBagReportJobs: several bags at once, in the order given, with one
+// HTML and JSON file each in the named directories.
+func TestBagReportJobs(t *testing.T) {
+	dir := t.TempDir()
+	var bags []string
+	for i, streams := range []string{"imu", "imu,camera", "lidar"} {
+		p := filepath.Join(dir, "b"+string(rune('0'+i)))
+		_, errOut, code := runCmd(t, "", "simulate", "--bag", p, "--streams", streams, "--duration", "2s")
+		require.Equal(t, 0, code, errOut)
+		bags = append(bags, p)
+	}
+	args := append([]string{"bag", "report", "--jobs", "3", "--html", filepath.Join(dir, "html"), "--json", filepath.Join(dir, "json")}, bags...)
+	out, errOut, code := runCmd(t, "", args...)
+	require.Equal(t, 0, code, errOut)
+	i0, i1, i2 := strings.Index(out, "b0 (mcap"), strings.Index(out, "b1 (mcap"), strings.Index(out, "b2 (mcap")
+	require.True(t, i0 >= 0 && i0 < i1 && i1 < i2, "in the order given:\n%s", out)
+	require.Equal(t, []string{"b0.html", "b1.html", "b2.html"}, dirFiles(t, filepath.Join(dir, "html")))
+	require.Equal(t, []string{"b0.json", "b1.json", "b2.json"}, dirFiles(t, filepath.Join(dir, "json")))
+	out1, _, _ := runCmd(t, "", "bag", "report", "--jobs", "1", bags[1])
+	require.Contains(t, out, strings.SplitN(out1, "\n", 2)[1][:200], "the same analysis in parallel")
+
+	// bag fix --out-dir: every bag, in parallel.
+	args = append([]string{"bag", "fix", "--out-dir", filepath.Join(dir, "fixed"), "--jobs", "2", "--apply", "/imu/data_raw=offset:0.001"}, bags[:2]...)
+	_, errOut, code = runCmd(t, "", args...)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, []string{"b0", "b1"}, dirFiles(t, filepath.Join(dir, "fixed")))
+}
+
+// TestBagFixSignal: SIGINT while bag fix writes: exit 130, and neither
+// OUT nor a temporary directory is left.
+func TestBagFixSignal(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	_, errOut, code := runCmd(t, "", "simulate", "--bag", in, "--streams", "camera", "--image-size", "1280x720", "--duration", "10s")
+	require.Equal(t, 0, code, errOut)
+	out := filepath.Join(dir, "out")
+	cmd := child(t, "bag", "fix", in, out, "--apply", "/camera/image_raw=timestamp_estimator", "--compression", "zstd")
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m, _ := filepath.Glob(filepath.Join(dir, ".out.tmp-*"))
+		if len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no temporary directory appeared")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Skipf("bag fix finished before the signal (%v)", err)
+	}
+	require.Equal(t, exitInterrupted, ee.ExitCode())
+	require.Equal(t, []string{"in"}, dirFiles(t, dir), "no OUT, no temporary directory")
 }

@@ -113,13 +113,17 @@ func splitList(s string) []string {
 
 // skipNotes collects what reading a bag skipped, for the summary on stderr.
 type skipNotes struct {
-	errs []error
-	sk   bag.Skipped
+	errs    []error
+	sk      bag.Skipped
+	schemas []string // topics whose schema did not parse
 }
 
 func (s *skipNotes) any() bool { return len(s.errs) > 0 || s.sk.Any() }
 
 func (s *skipNotes) say(e *env, cmd string, b *bag.Bag) {
+	for _, m := range s.schemas {
+		fmt.Fprintf(e.stderr, "timealign bag %s: %s\n", cmd, m)
+	}
 	for _, err := range s.errs {
 		fmt.Fprintf(e.stderr, "timealign bag %s: skipped the rest of a file: %v\n", cmd, err)
 	}
@@ -181,6 +185,9 @@ func analyze(e *env, b *bag.Bag, cfg report.Config, topics map[string]bool, prog
 				continue
 			}
 			def := defs.Lookup(t)
+			if def.Err != nil {
+				notes.schemas = append(notes.schemas, fmt.Sprintf("%s (%s): the schema does not parse (%v): analysed without header stamps", t.Name, t.Type, def.Err))
+			}
 			id := len(ids) - countSkipped(ids)
 			ids[t.ID] = id
 			hdr[t.ID] = def.HeaderFirst
@@ -284,5 +291,6 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 		notes.say(e, "report", b)
 		return errSkipped
 	}
+	notes.say(e, "report", b)
 	return nil
 }
