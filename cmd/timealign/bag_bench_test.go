@@ -38,7 +38,7 @@ func benchBag(b *testing.B) (string, int64) {
 		args = []string{"--streams", "imu,camera,lidar", "--image-size", "1280x720", "--duration", strconv.FormatFloat(float64(mb)/27.7, 'f', 3, 64) + "s"}
 	case "imu":
 		// 4 kHz of 324-byte messages: 1.48 MB/s of recording.
-		args = []string{"--streams", "imu,imu,imu,imu", "--period", "1ms", "--duration", strconv.FormatFloat(float64(mb)/1.48, 'f', 3, 64) + "s"}
+		args = []string{"--streams", "imu,imu,imu,imu", "--period", "1ms", "--jitter-scale", "200us", "--duration", strconv.FormatFloat(float64(mb)/1.48, 'f', 3, 64) + "s"}
 	default:
 		b.Fatalf("TIMEALIGN_BENCH_KIND=%q, want images or imu", kind)
 	}

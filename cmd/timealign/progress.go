@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -21,7 +22,34 @@ type progress struct {
 
 // newProgress starts measuring a task of total bytes (-1: unknown).
 func newProgress(e *env, what string, total int64) *progress {
-	return &progress{e: e, what: what, total: total, start: time.Now(), off: !e.stderrIsTerminal || e.noProgress}
+	p := &progress{e: e, what: what, total: total, start: time.Now(), off: !e.stderrIsTerminal || e.noProgress}
+	if !p.off {
+		// The bar measures from the start (its rate is right) but draws
+		// nothing during the first second.
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(&gate{w: e.stderr, after: p.start.Add(time.Second)}),
+			progressbar.OptionSetDescription(what),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionUseIECUnits(true),
+		)
+	}
+	return p
+}
+
+// gate drops what is written before a time.
+type gate struct {
+	w     io.Writer
+	after time.Time
+}
+
+func (g *gate) Write(b []byte) (int, error) {
+	if time.Now().Before(g.after) {
+		return len(b), nil
+	}
+	return g.w.Write(b)
 }
 
 // set reports n bytes done.
@@ -29,22 +57,9 @@ func (p *progress) set(n int64) {
 	if p == nil || p.off {
 		return
 	}
-	if p.bar == nil {
-		if time.Since(p.start) < time.Second {
-			return
-		}
-		p.bar = progressbar.NewOptions64(p.total,
-			progressbar.OptionSetWriter(p.e.stderr),
-			progressbar.OptionSetDescription(p.what),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionShowElapsedTimeOnFinish(),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionUseIECUnits(true),
-		)
+	if p.bar != nil {
+		p.bar.Set64(n)
 	}
-	p.bar.Set64(n)
 }
 
 // finish removes the bar.
@@ -52,7 +67,9 @@ func (p *progress) finish() {
 	if p == nil || p.bar == nil {
 		return
 	}
-	p.bar.Finish()
-	p.bar.Clear()
+	if time.Since(p.start) >= time.Second {
+		p.bar.Finish()
+		p.bar.Clear()
+	}
 	p.bar = nil
 }
