@@ -324,6 +324,27 @@ func TestBagFixSafety(t *testing.T) {
 	require.Equal(t, []string{"in", "in.truth.csv", "out"}, dirFiles(t, dir))
 }
 
+// TestBagFixKeepsCompression: the output's chunks are compressed as the
+// input's unless --compression says otherwise.
+func TestBagFixKeepsCompression(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := simBag(t, dir, "--streams", "imu", "--duration", "2s", "--compression", "lz4")
+	for _, c := range []struct{ flag, want string }{{"", "lz4"}, {"zstd", "zstd"}, {"none", ""}} {
+		out := filepath.Join(dir, "out-"+c.want)
+		args := []string{"bag", "fix", in, out, "--apply", "/imu/data_raw=offset:0.001"}
+		if c.flag != "" {
+			args = append(args, "--compression", c.flag)
+		}
+		_, errOut, code := runCmd(t, "", args...)
+		require.Equal(t, 0, code, errOut)
+		b, err := bag.Open(out)
+		require.NoError(t, err)
+		s, err := b.Summarize()
+		require.NoError(t, err)
+		require.Equal(t, c.want, s.Compression, c.flag)
+	}
+}
+
 // TestBagFixRosbag2: rosbag2's own bags go through fix (a topic without a
 // Header is refused; a conversion keeps every message).
 func TestBagFixRosbag2(t *testing.T) {
