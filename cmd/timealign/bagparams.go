@@ -159,7 +159,7 @@ func (p *tsestParams) bind(b *params.Binder) {
 	b.Duration("min_latency_sec", &e.MinLatency, params.Descriptor{FloatRange: params.Floats(0, 3600, 0)})
 	b.Int("loss_threshold", &e.LossThreshold, params.Descriptor{IntRange: params.Ints(0, 1000, 1)})
 	b.Bool("never_infer_loss", &e.NeverInferLoss, params.Descriptor{})
-	b.Int("index_bits", &e.IndexBits, params.Descriptor{IntRange: params.Ints(1, 64, 1)})
+	b.String("reference_type", new(string), params.Descriptor{ReadOnly: true})
 	b.QoS("qos.in", &p.In)
 	b.QoS("qos.out", &p.Out)
 	b.Bool("use_sim_time", new(bool), params.Descriptor{ReadOnly: true})
