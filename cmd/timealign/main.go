@@ -42,6 +42,9 @@ type env struct {
 	stdinStat func() fs.FileInfo
 	// stdinIsTerminal: a command reading standard input says so.
 	stdinIsTerminal bool
+	// stderrIsTerminal: progress bars are drawn (after a second of work);
+	// noProgress turns them off (--quiet).
+	stderrIsTerminal, noProgress bool
 }
 
 // command is one subcommand.
@@ -59,7 +62,8 @@ func commands() []command {
 		{"pll", "map device clock ticks to host time (pkg/pll)", runPLL},
 		{"sync", "match messages of N topics into sets (pkg/sync policies)", runSync},
 		{"align", "replay N streams in time order, Rock StreamAligner (pkg/sync)", runAlign},
-		{"simulate", "write simulated sensor streams with ground truth as CSV (pkg/sim)", runSimulate},
+		{"simulate", "write simulated sensor streams with ground truth as CSV or a bag (pkg/sim)", runSimulate},
+		{"bag", "rosbag2 bags: info, report (timing analysis), fix (rewrite stamps)", runBag},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -83,7 +87,8 @@ func main() {
 			}
 			return fi
 		},
-		stdinIsTerminal: term.IsTerminal(int(os.Stdin.Fd())),
+		stdinIsTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
+		stderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

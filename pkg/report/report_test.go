@@ -1,0 +1,143 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// TestHistQuantiles: quantiles are within the bucket resolution (3.2 %)
+// of the exact ones, for either sign; mean and std are exact.
+func TestHistQuantiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, gen := range []func() float64{
+		func() float64 { return rng.NormFloat64() * 1e6 },
+		func() float64 { return rng.ExpFloat64() * 3e6 },
+		func() float64 { return float64(rng.IntN(40)) },
+	} {
+		var h Hist
+		var xs []float64
+		for range 20000 {
+			x := math.Round(gen())
+			xs = append(xs, x)
+			h.Add(time.Duration(x))
+		}
+		slices.Sort(xs)
+		qs := []float64{0.01, 0.1, 0.5, 0.9, 0.99}
+		got := h.Quantiles(qs...)
+		for i, q := range qs {
+			want := xs[int(q*float64(len(xs)))]
+			require.InDelta(t, want, float64(got[i]), math.Abs(want)*0.04+2, "q%.2f", q)
+		}
+		var mean float64
+		for _, x := range xs {
+			mean += x
+		}
+		mean /= float64(len(xs))
+		require.InDelta(t, mean, float64(h.Mean()), 1)
+		require.Equal(t, time.Duration(xs[0]), h.Min())
+		require.Equal(t, time.Duration(xs[len(xs)-1]), h.Max())
+	}
+	var empty Hist
+	require.Equal(t, Summary{}, empty.Summarize())
+	var ext Hist
+	ext.Add(math.MinInt64)
+	ext.Add(math.MaxInt64)
+	q := ext.Quantiles(0, 1)
+	require.Equal(t, time.Duration(math.MinInt64), q[0])
+}
+
+// TestSeriesBounded: a series never holds more than Cap points, keeps the
+// extremes, and covers the whole span.
+func TestSeriesBounded(t *testing.T) {
+	s := Series{Cap: 100}
+	for i := range 1_000_000 {
+		v := float64(i % 97)
+		if i == 500_000 {
+			v = 1e6
+		}
+		s.Add(int64(i)*int64(time.Millisecond), v)
+	}
+	pts := s.Points()
+	require.LessOrEqual(t, len(pts), 100)
+	require.Greater(t, len(pts), 40)
+	var mx float64
+	for _, p := range pts {
+		mx = math.Max(mx, p.Max)
+	}
+	require.Equal(t, 1e6, mx)
+	require.Greater(t, pts[len(pts)-1].X, 900*time.Second)
+}
+
+// TestAnalyzer: a 100 Hz stream with jitter, one lost sample, a duplicate
+// and a stamp going back; a device clock 50 ppm fast; a topic without
+// header.
+func TestAnalyzer(t *testing.T) {
+	a, err := New(DefaultConfig())
+	require.NoError(t, err)
+	require.NoError(t, a.AddTopic(0, "/imu", "sensor_msgs/msg/Imu", true, "schema"))
+	require.NoError(t, a.AddTopic(1, "/dev", "sensor_msgs/msg/LaserScan", true, "schema"))
+	require.NoError(t, a.AddTopic(2, "/str", "std_msgs/msg/String", false, "builtin"))
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	var prev stamp.Time
+	for i := range 3000 {
+		if i == 1500 {
+			continue // lost
+		}
+		tr := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		hdr := tr.Add(time.Duration(rng.Float64() * 1e6))
+		if i == 2000 {
+			hdr = prev // a driver that sent the same stamp twice
+		}
+		prev = hdr
+		a.Add(0, hdr.Add(200*time.Microsecond), hdr, true, false, 300)
+		if i%10 == 0 {
+			dev := stamp.Time(float64(tr.Sub(t0))*(1+50e-6)) + 5e9
+			a.Add(1, tr.Add(time.Millisecond), dev, true, false, 2000)
+			a.Add(2, tr, 0, false, false, 20)
+		}
+	}
+	r := a.Report()
+	imu, dev, str := r.Topics[0], r.Topics[1], r.Topics[2]
+	require.InDelta(t, 10e6, float64(imu.Period), 5e3)
+	require.Equal(t, uint64(1), imu.Missing)
+	t.Logf("gaps %+v %d missing %d", imu.LongestGaps, imu.Gaps, imu.Missing)
+	require.Equal(t, uint64(1), imu.Gaps)
+	require.Equal(t, uint64(1), imu.Duplicates)
+	require.Less(t, imu.JitterAfter.Std, imu.JitterBefore.Std/3)
+	require.False(t, imu.DeviceClock)
+	require.True(t, dev.DeviceClock)
+	require.InDelta(t, 50, dev.SkewPPM, 2)
+	require.Equal(t, uint64(0), str.Stamped)
+	require.Equal(t, uint64(299), str.Count) // the 1500th was lost with the IMU sample
+	require.InDelta(t, 10, str.RateHz, 0.05)
+	require.NotNil(t, r.Sync)
+	require.NotEmpty(t, r.Sync.Skipped, "one host-stamped topic: nothing to match")
+	var buf bytes.Buffer
+	require.NoError(t, r.WriteTable(&buf))
+	require.Contains(t, buf.String(), "device +50")
+	buf.Reset()
+	require.NoError(t, r.WriteHTML(&buf, "test"))
+	require.Contains(t, buf.String(), "<svg")
+}
+
+func TestConfigValidate(t *testing.T) {
+	c := DefaultConfig()
+	require.NoError(t, c.Validate())
+	c.SyncTopics = []string{"/a"}
+	require.ErrorContains(t, c.Validate(), "SyncTopics")
+	c = DefaultConfig()
+	c.PlotPoints = 1
+	require.ErrorIs(t, c.Validate(), ErrConfig)
+	c = DefaultConfig()
+	c.Estimator.Window = 0
+	require.Error(t, c.Validate())
+}
