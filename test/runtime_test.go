@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -105,10 +107,10 @@ func TestSignalDuringDiscovery(t *testing.T) {
 	}{
 		{"SIGTERM while waiting", syscall.SIGTERM, 0},
 		{"SIGINT while waiting", syscall.SIGINT, 0},
-		// While rcl starts (a signal before the Go runtime has started, in
-		// the first tens of milliseconds of the process, takes its default
-		// action: the process ends by the signal).
-		{"SIGTERM while starting", syscall.SIGTERM, 150 * time.Millisecond},
+		// While rcl starts: once the Go runtime handles signals (a signal
+		// before, while the dynamic linker loads rcl's libraries, takes its
+		// default action: the process ends by the signal), 20 ms later.
+		{"SIGTERM while starting", syscall.SIGTERM, 20 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := fmt.Sprintf("ta_sig_%d", peers.Add(1))
@@ -118,6 +120,7 @@ func TestSignalDuringDiscovery(t *testing.T) {
 			if tc.after == 0 {
 				c.firstList(t, 5*time.Second)
 			} else {
+				waitSignalHandled(t, node.cmd.Process.Pid, tc.sig)
 				time.Sleep(tc.after)
 			}
 			sent := time.Now()
@@ -381,4 +384,23 @@ func TestInboxDrops(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, lines, 1)
 	require.LessOrEqual(t, lines, big)
+}
+
+// waitSignalHandled waits until process pid catches sig (its SigCgt mask
+// in /proc): the Go runtime has started and installed its handlers.
+func waitSignalHandled(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the node's signal handlers", func() bool {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if mask, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+				m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+				return err == nil && m&(1<<(uint(sig)-1)) != 0
+			}
+		}
+		return false
+	})
 }
