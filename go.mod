@@ -3,9 +3,10 @@ module github.com/timealign/timealign
 go 1.25.0
 
 require (
-	github.com/stretchr/testify v1.10.0
+	github.com/bluenviron/gomavlib/v3 v3.3.0
+	github.com/stretchr/testify v1.11.1
 	github.com/tiiuae/rclgo v0.0.0-20240131135202-56b24e11219b
-	golang.org/x/term v0.35.0
+	golang.org/x/term v0.44.0
 	gonum.org/v1/gonum v0.16.0
 	gopkg.in/yaml.v3 v3.0.1
 	pgregory.net/rapid v1.2.0
@@ -24,7 +25,7 @@ require (
 	github.com/kivilahtio/go-re v0.1.8 // indirect
 	github.com/magiconair/properties v1.8.7 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/mattn/go-isatty v0.0.22 // indirect
 	github.com/mitchellh/go-homedir v1.1.0 // indirect
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
 	github.com/pelletier/go-toml/v2 v2.0.8 // indirect
@@ -39,8 +40,8 @@ require (
 	golang.org/x/exp v0.0.0-20230811145659-89c5cff77bcb // indirect
 	golang.org/x/mod v0.27.0 // indirect
 	golang.org/x/sync v0.17.0 // indirect
-	golang.org/x/sys v0.36.0 // indirect
-	golang.org/x/text v0.23.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
 	golang.org/x/tools v0.36.0 // indirect
 	gopkg.in/ini.v1 v1.67.0 // indirect
 	gotest.tools/gotestsum v1.13.0 // indirect
