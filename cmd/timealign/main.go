@@ -42,6 +42,8 @@ type env struct {
 	stdinStat func() fs.FileInfo
 	// stdinIsTerminal: a command reading standard input says so.
 	stdinIsTerminal bool
+	// stderrIsTerminal: long runs show a progress bar there.
+	stderrIsTerminal bool
 }
 
 // command is one subcommand.
@@ -60,6 +62,7 @@ func commands() []command {
 		{"sync", "match messages of N topics into sets (pkg/sync policies)", runSync},
 		{"align", "replay N streams in time order, Rock StreamAligner (pkg/sync)", runAlign},
 		{"simulate", "write simulated sensor streams with ground truth as CSV (pkg/sim)", runSimulate},
+		{"mav", "ArduPilot logs: align a tlog with dataflash BIN logs, merge them (pkg/mav)", runMav},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -83,7 +86,8 @@ func main() {
 			}
 			return fi
 		},
-		stdinIsTerminal: term.IsTerminal(int(os.Stdin.Fd())),
+		stdinIsTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
+		stderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -521,7 +521,8 @@ type BinResult struct {
 	// First and Last are its boot time range; Records its record count.
 	First, Last time.Duration
 	Records     int64
-	// Boot is the index of its boot in Result.Boots, −1 if none.
+	// Boot is the index of its boot in Result.Boots, −1 if none (for a
+	// BIN that does not belong, the boot it is closest to).
 	Boot int
 	// Belongs is yes, no or unknown; Evidence says why. Also lists other
 	// boots it could belong to.
@@ -592,7 +593,7 @@ func (a *Aligner) Result() *Result {
 			ap = c
 		}
 	}
-	if m := newMap(cloneTrack(a.gpsInput).finish()); m != nil && a.gpsInput.samples >= a.cfg.MinSamples {
+	if m := newMap(cloneTrack(a.gpsInput).finish(), a.cfg.Window/2); m != nil && a.gpsInput.samples >= a.cfg.MinSamples {
 		res.GPSInput = &Estimate{Source: SourceGPSInput, Samples: a.gpsInput.samples, Pieces: len(m.pieces), Uncertainty: unc(m),
 			SkewPPM: m.skewPPM(), unix: func(us int64) stamp.Time { return stamp.Time(m.inverse(stamp.Time(us*1e3)) * 1e3) }}
 		f, l := m.span()
@@ -650,7 +651,7 @@ func cloneTrack(t *track) *track {
 
 // estimate makes an Estimate of a boot clock → Unix map.
 func (a *Aligner) estimate(src Source, t *track) *Estimate {
-	m := newMap(cloneTrack(t).finish())
+	m := newMap(cloneTrack(t).finish(), a.cfg.Window/2)
 	if m == nil || t.samples < a.cfg.MinSamples {
 		return nil
 	}
@@ -696,7 +697,7 @@ func combine(a, b time.Duration) time.Duration {
 // gpsEstimate inverts a BIN's GPS track (GPS time → boot time) into a
 // boot → Unix estimate.
 func (a *Aligner) gpsEstimate(b *binLog) *Estimate {
-	m := newMap(cloneTrack(b.gps).finish())
+	m := newMap(cloneTrack(b.gps).finish(), a.cfg.Window/2)
 	if m == nil || b.gps.samples < a.cfg.MinSamples {
 		return nil
 	}
@@ -781,10 +782,10 @@ func (a *Aligner) binResult(res *Result, b *binLog) *BinResult {
 			return int(x.overlap - y.overlap)
 		})
 	}
-	switch {
-	case len(ok) == 0:
+	if len(ok) == 0 {
+		// Boot is the closest boot, which a forced merge uses.
 		c := best(cands)
-		br.Belongs, br.Evidence = "no", c.ev
+		br.Belongs, br.Evidence, br.Boot = "no", c.ev, c.i
 		return br
 	}
 	c := best(ok)

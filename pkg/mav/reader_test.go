@@ -50,7 +50,7 @@ var tlogCases = []struct {
 	{"truncated frame", cat(rec(0, frame(2, 10)), rec(1, frame(2, 20))[:20]), []uint32{10},
 		mav.TlogStats{Messages: 1, Truncated: 1, SkippedBytes: 20}},
 	{"bad CRC", cat(rec(0, frame(2, 10)), rec(1, flip(frame(2, 20), 12)), rec(2, frame(2, 30))), []uint32{10, 30},
-		mav.TlogStats{Messages: 2, BadCRC: 1, Resyncs: 1}},
+		mav.TlogStats{Messages: 2, BadCRC: 1, BadCRCIDs: map[uint32]int{30: 1}, Resyncs: 1}},
 	{"unknown id", cat(rec(0, frame(2, 10)), rec(1, mavtest.RawFrame(2, 0, 1, 1, 60000, []byte{1, 2, 3}, 7)), rec(2, frame(1, 30))),
 		[]uint32{10, 30}, mav.TlogStats{Messages: 2, Unknown: 1, UnknownIDs: map[uint32]int{60000: 1}}},
 	{"garbage between records", cat(rec(0, frame(2, 10)), []byte("\xfd\xfe garbage \x00\x01"), rec(1, frame(2, 20))), []uint32{10, 20},

@@ -93,6 +93,15 @@ func snake(s string) string {
 	return b.String()
 }
 
+// MessageName returns the name of message id in the ardupilotmega dialect,
+// or "" for an id outside it.
+func MessageName(id uint32) string {
+	if info := dialectInfo()[id]; info != nil {
+		return info.name
+	}
+	return ""
+}
+
 // MessageID returns the id of the MAVLink message named name in the
 // ardupilotmega dialect.
 func MessageID(name string) (uint32, bool) {
@@ -142,6 +151,10 @@ type TlogStats struct {
 	// BadLength frames whose payload does not fit their message.
 	BadCRC    int `json:"bad_crc"`
 	BadLength int `json:"bad_length"`
+	// BadCRCIDs counts the frames with a bad checksum per message id;
+	// KeptBadCRC counts those decoded anyway (TlogReader.IgnoreCRC).
+	BadCRCIDs  map[uint32]int `json:"bad_crc_ids,omitempty"`
+	KeptBadCRC int            `json:"kept_bad_crc,omitempty"`
 	// Unknown counts frames of message ids outside the dialect (their
 	// checksum cannot be checked); UnknownIDs the count per id.
 	Unknown    int            `json:"unknown"`
@@ -157,6 +170,12 @@ type TlogStats struct {
 // TlogReader reads a telemetry log from a stream. It is not safe for
 // concurrent use.
 type TlogReader struct {
+	// IgnoreCRC decodes frames whose checksum is wrong when the record
+	// that follows them is sound (some MAVLink implementations compute
+	// the checksum of messages with extension fields wrongly; pymavlink's
+	// MAV_IGNORE_CRC). They are still counted in Stats().BadCRC.
+	IgnoreCRC bool
+
 	br    *bufio.Reader
 	info  map[uint32]*msgInfo
 	off   int64
@@ -270,7 +289,7 @@ func (t *TlogReader) Next() (*TlogMessage, error) {
 			return nil, io.EOF
 		}
 		plausible := !t.haveLast || stampNear(us, t.last)
-		if c == frameUnknown && plausible {
+		if (c == frameUnknown || c == frameBadCRC && t.IgnoreCRC) && plausible {
 			// Trust an unknown frame only if a record follows it.
 			q := p[tlogStampLen+n:]
 			if len(q) >= tlogStampLen+1 && len(p) == tlogStampLen+maxFrameLen {
@@ -284,11 +303,22 @@ func (t *TlogReader) Next() (*TlogMessage, error) {
 			continue
 		}
 		if c == frameBadCRC {
-			// The length may be what was damaged: look for the next
-			// record from the next byte on.
 			t.stats.BadCRC++
-			t.resync()
-			continue
+			if t.stats.BadCRCIDs == nil {
+				t.stats.BadCRCIDs = map[uint32]int{}
+			}
+			if id := frameID(p[tlogStampLen:]); len(t.stats.BadCRCIDs) < 256 || t.stats.BadCRCIDs[id] > 0 {
+				t.stats.BadCRCIDs[id]++
+			}
+			if t.IgnoreCRC && plausible {
+				t.stats.KeptBadCRC++
+				c = frameOK
+			} else {
+				// The length may be what was damaged: look for the next
+				// record from the next byte on.
+				t.resync()
+				continue
+			}
 		}
 		t.lost = false
 		off := t.off

@@ -233,30 +233,79 @@ func lineAt(a, b knot, x int64) stamp.Time {
 // track, each a piecewise-linear curve through its knots.
 type Map struct {
 	pieces []piece
+	// slope is the rate (ns per µs) of the longest piece, used to
+	// extrapolate beyond the ends of a piece.
+	slope float64
 }
 
 // newMap returns the map of a finished track's pieces (in order of x).
-func newMap(p []piece) *Map {
+// A short piece (under minN samples) whose line lies above a longer
+// neighbour's is dropped: its samples were late (a backlog flushed when a
+// link came up, a burst of delay the fit locked onto), not a clock state.
+func newMap(p []piece, minN int) *Map {
 	var out []piece
 	for _, q := range p {
 		if q.n > 0 && len(q.knots) > 0 {
 			out = append(out, q)
 		}
 	}
+	for changed := true; changed && len(out) > 1; {
+		changed = false
+		for i := range out {
+			q := &out[i]
+			if q.n >= minN {
+				continue
+			}
+			mid := (q.first + q.last) / 2
+			own := pieceAt(q, mid, 1e3)
+			for _, j := range []int{i - 1, i + 1} {
+				if j < 0 || j >= len(out) || out[j].n <= q.n {
+					continue
+				}
+				if own >= pieceAt(&out[j], mid, pieceSlope(&out[j])) {
+					out = append(out[:i], out[i+1:]...)
+					changed = true
+					break
+				}
+			}
+			if changed {
+				break
+			}
+		}
+	}
 	if len(out) == 0 {
 		return nil
 	}
-	return &Map{pieces: out}
+	m := &Map{pieces: out, slope: 1e3}
+	best := &out[0]
+	for i := range out {
+		if out[i].last-out[i].first > best.last-best.first {
+			best = &out[i]
+		}
+	}
+	m.slope = pieceSlope(best)
+	return m
 }
 
-// at maps device time x (µs). Within a piece the knots are interpolated;
-// between pieces the nearer piece applies; before the first and after the
-// last piece its end line is extrapolated.
-func (m *Map) at(x int64) stamp.Time {
-	q := m.piece(x)
+// pieceSlope is the end-to-end rate of a piece (1e3 ns/µs if unknown).
+func pieceSlope(q *piece) float64 {
 	k := q.knots
-	if len(k) == 1 {
-		return lineAt(k[0], k[0], x)
+	if len(k) < 2 || k[len(k)-1].x == k[0].x {
+		return 1e3
+	}
+	return float64(k[len(k)-1].y-k[0].y) / float64(k[len(k)-1].x-k[0].x)
+}
+
+// pieceAt evaluates a piece at x: its knots interpolated, extrapolated at
+// the given slope beyond them.
+func pieceAt(q *piece, x int64, slope float64) stamp.Time {
+	k := q.knots
+	switch {
+	case x <= k[0].x:
+		return k[0].y.Add(time.Duration(math.Round(slope * float64(x-k[0].x))))
+	case x >= k[len(k)-1].x:
+		l := k[len(k)-1]
+		return l.y.Add(time.Duration(math.Round(slope * float64(x-l.x))))
 	}
 	i, _ := slices.BinarySearchFunc(k, x, func(a knot, x int64) int {
 		switch {
@@ -267,8 +316,15 @@ func (m *Map) at(x int64) stamp.Time {
 		}
 		return 0
 	})
-	i = min(max(i, 1), len(k)-1)
 	return lineAt(k[i-1], k[i], x)
+}
+
+// at maps device time x (µs). Within a piece the knots are interpolated;
+// between pieces the nearer piece applies; before the first and after the
+// last knot of a piece it is extrapolated at the rate of the longest piece
+// (a short piece's own end slope is noisy).
+func (m *Map) at(x int64) stamp.Time {
+	return pieceAt(m.piece(x), x, m.slope)
 }
 
 func (m *Map) piece(x int64) *piece {
@@ -336,18 +392,6 @@ func (m *Map) uncertainty() float64 {
 	return s / float64(n)
 }
 
-// skewPPM is the map's mean rate error: (Δy/Δx − 1e3)/1e3 · 1e6 over its
+// skewPPM is the map's rate error (Δy/Δx − 1e3)/1e3 · 1e6 over its
 // longest piece.
-func (m *Map) skewPPM() float64 {
-	var best *piece
-	for i := range m.pieces {
-		if best == nil || m.pieces[i].last-m.pieces[i].first > best.last-best.first {
-			best = &m.pieces[i]
-		}
-	}
-	k := best.knots
-	if len(k) < 2 || k[len(k)-1].x == k[0].x {
-		return 0
-	}
-	return (float64(k[len(k)-1].y-k[0].y)/float64(k[len(k)-1].x-k[0].x)/1e3 - 1) * 1e6
-}
+func (m *Map) skewPPM() float64 { return (m.slope/1e3 - 1) * 1e6 }

@@ -1,0 +1,613 @@
+package main
+
+import (
+	"bufio"
+	"container/heap"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+const mavMergeDoc = `
+Writes the tlog and the BIN files as one time-ordered stream on the Unix
+clock. Each BIN record's TimeUS is mapped through the offset of its boot
+(see 'timealign mav align'); tlog messages keep their receive stamps. The
+clock is the tlog's unless --source names another source (system_time,
+gps_input, gps): then the BIN goes on that clock and the tlog's stamps are
+moved onto it through the tlog's offset.
+
+Output (--format, or --out's extension):
+  mcap  one channel per message type and sender: /tlog/<sysid>/<compid>/<NAME>
+        (MAVLink field names) and /bin/<NAME> (dataflash column names), JSON
+        messages with JSON schemas (opens in Foxglove); log_time is the
+        merged stamp; publish_time the autopilot's time of sending mapped to
+        the same clock, for messages that carry time_boot_ms (else the
+        log_time); chunks compressed with --compression
+  csv   log_time_ns,publish_time_ns,topic,boot_us,data: data is the message
+        as a JSON object, boot_us the autopilot's boot time (empty if none)
+
+Logs that do not belong together (another vehicle, firmware or boot: see
+mav align) are refused unless --force. Records arrive in nearly the right
+order; --reorder is how far back in time one may come and still be put in
+order (memory holds that much of the stream); later ones are written where
+they arrive and counted. --report FILE.html writes a timing report:
+every source's offset, the tlog's latencies over time and their
+histograms, the merged topics.`
+
+func runMavMerge(e *env, args []string) error {
+	fs := newFlags(e, "mav merge", "[flags] TLOG BIN... --out FILE.mcap|FILE.csv", mavMergeDoc)
+	var mf mavFlags
+	mf.add(fs)
+	out := fs.String("out", "", "output file, .mcap or .csv (required)")
+	format := fs.String("format", "", "mcap or csv (default: from --out's extension)")
+	report := fs.String("report", "", "write an HTML timing report to this file")
+	force := fs.Bool("force", false, "merge logs that do not belong together")
+	compression := fs.String("compression", "zstd", "mcap: chunk compression, zstd, lz4 or none")
+	reorder := fs.Duration("reorder", 2*time.Second, "how late a record may come and still be put in time order")
+	quiet := fs.Bool("quiet", false, "no summary on standard error")
+	if err := parseFlags(e, fs, args); err != nil {
+		return err
+	}
+	cfg, err := mf.config(fs)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() < 2 {
+		return usagef("mav merge needs a tlog and at least one BIN, got %d files", fs.NArg())
+	}
+	if *out == "" {
+		return usagef("mav merge needs --out FILE.mcap or FILE.csv")
+	}
+	if *format == "" {
+		switch strings.ToLower(filepath.Ext(*out)) {
+		case ".mcap":
+			*format = "mcap"
+		case ".csv":
+			*format = "csv"
+		default:
+			return usagef("--out %s: give --format mcap or csv (the extension does not say)", cut(*out))
+		}
+	}
+	if *format != "mcap" && *format != "csv" {
+		return usagef("--format: %s is not a format (want mcap or csv)", cut(*format))
+	}
+	if err := unusedFlags(fs, "--format", *format, map[string][]string{"compression": {"mcap"}}); err != nil {
+		return err
+	}
+	var comp mcap.CompressionFormat
+	switch *compression {
+	case "zstd":
+		comp = mcap.CompressionZSTD
+	case "lz4":
+		comp = mcap.CompressionLZ4
+	case "none":
+		comp = mcap.CompressionNone
+	default:
+		return usagef("--compression: %s is not one (want zstd, lz4 or none)", cut(*compression))
+	}
+	if *reorder < 0 {
+		return usagef("--reorder is %v, want ≥ 0", *reorder)
+	}
+	f, err := openInputs(e, fs.Args(), outSpec{"--out", *out}, outSpec{"--report", *report})
+	if err != nil {
+		return err
+	}
+	defer f.abort()
+	pr := newProgress(e, f, 2, "merging")
+	defer pr.finish()
+	run, err := alignLogs(f, cfg, mf.ignoreCRC, pr)
+	if err != nil {
+		return err
+	}
+	if err := run.res.Err(); err != nil {
+		return err
+	}
+	if err := checkBelongs(run, *force); err != nil {
+		return err
+	}
+	var w mergeWriter
+	if *format == "mcap" {
+		w, err = newMCAPWriter(f.out(0), comp, run)
+	} else {
+		w = newCSVWriter(f.out(0))
+	}
+	if err != nil {
+		return err
+	}
+	m := &merger{run: run, w: w, reorder: *reorder, channels: map[string]*channel{}}
+	if f.asked(1) {
+		m.stats = newMergeStats(run)
+	}
+	if err := m.merge(f, pr); err != nil {
+		return err
+	}
+	if err := w.close(); err != nil {
+		return err
+	}
+	if f.asked(1) {
+		if err := writeMavReport(f, run, m, pr); err != nil {
+			return err
+		}
+	}
+	pr.finish()
+	if err := f.commit(); err != nil {
+		return err
+	}
+	if !*quiet {
+		run.summary(e, "mav merge")
+		m.summary(e)
+	}
+	return nil
+}
+
+// checkBelongs refuses BINs that do not belong to the tlog (unless
+// forced) and BINs that cannot be placed on a clock.
+func checkBelongs(run *mavRun, force bool) error {
+	r := run.res
+	for i, b := range r.Bins {
+		if b.Belongs == "no" && !force {
+			var why []string
+			for _, ev := range b.Evidence {
+				if ev.Verdict < 0 {
+					why = append(why, ev.Detail)
+				}
+			}
+			return fmt.Errorf("%s does not belong to %s: %s (--force merges it anyway)", run.bins[i], run.tlog, strings.Join(why, "; "))
+		}
+		if r.BinEstimate(i, run.cfg.Prefer) == nil {
+			switch {
+			case run.cfg.Prefer >= 0:
+				return fmt.Errorf("%s: its boot has no %s offset (mav align shows the sources it has)", run.bins[i], run.cfg.Prefer)
+			case b.Boot < 0:
+				return fmt.Errorf("%s: matches no boot of the tlog and has no GPS time: it cannot be placed on the Unix clock", run.bins[i])
+			}
+			return fmt.Errorf("%s: boot %d has no offset", run.bins[i], b.Boot+1)
+		}
+	}
+	return nil
+}
+
+// channel is one output topic.
+type channel struct {
+	id      uint16
+	topic   string
+	schema  string // schema name
+	data    []byte // JSON schema
+	written bool
+	seq     uint32
+	count   int64
+	first   stamp.Time
+	last    stamp.Time
+}
+
+// mergeItem is one message of the merged stream.
+type mergeItem struct {
+	t, pub stamp.Time
+	seq    uint64
+	ch     *channel
+	boot   int64 // µs, −1 if none
+	data   []byte
+	slab   *slab
+}
+
+// slab is a block of an arena; refs counts the items in it.
+type slab struct {
+	buf  []byte
+	refs int
+}
+
+// arena holds the JSON of buffered items in large blocks, reused once
+// every item of a block is written: no allocation per message.
+type arena struct {
+	cur  *slab
+	free []*slab
+}
+
+const slabSize = 1 << 20
+
+func (a *arena) put(p []byte) ([]byte, *slab) {
+	if a.cur == nil || len(a.cur.buf)+len(p) > cap(a.cur.buf) {
+		if a.cur != nil && a.cur.refs == 0 {
+			a.cur.buf = a.cur.buf[:0]
+			a.free = append(a.free, a.cur)
+		}
+		if n := len(a.free); n > 0 && len(p) <= slabSize {
+			a.cur, a.free = a.free[n-1], a.free[:n-1]
+		} else {
+			a.cur = &slab{buf: make([]byte, 0, max(slabSize, len(p)))}
+		}
+	}
+	s := a.cur
+	start := len(s.buf)
+	s.buf = append(s.buf, p...)
+	s.refs++
+	return s.buf[start:len(s.buf):len(s.buf)], s
+}
+
+func (a *arena) release(s *slab) {
+	s.refs--
+	if s.refs == 0 && s != a.cur {
+		s.buf = s.buf[:0]
+		if len(a.free) < 8 {
+			a.free = append(a.free, s)
+		}
+	}
+}
+
+// itemHeap orders items by stamp, then by order of reading.
+type itemHeap []mergeItem
+
+func (h itemHeap) Len() int { return len(h) }
+func (h itemHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+func (h itemHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *itemHeap) Push(x any)   { *h = append(*h, x.(mergeItem)) }
+func (h *itemHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// mergeSrc is one input of the merge.
+type mergeSrc struct {
+	name    string
+	h       itemHeap
+	arena   arena
+	maxSeen stamp.Time
+	seen    bool
+	done    bool
+	read    func() error // reads a record and pushes at most one item; io.EOF at the end
+}
+
+func (s *mergeSrc) push(it mergeItem, data []byte) {
+	it.data, it.slab = s.arena.put(data)
+	heap.Push(&s.h, it)
+	if !s.seen || it.t > s.maxSeen {
+		s.maxSeen, s.seen = it.t, true
+	}
+}
+
+// watermark is the stamp below which this source will bring nothing more
+// (within the reorder window).
+func (s *mergeSrc) watermark(reorder time.Duration) stamp.Time {
+	if s.done {
+		return stamp.Max
+	}
+	if !s.seen {
+		return stamp.Time(-1 << 63)
+	}
+	return s.maxSeen.Add(-reorder)
+}
+
+type merger struct {
+	run      *mavRun
+	w        mergeWriter
+	reorder  time.Duration
+	channels map[string]*channel
+	nextID   uint16
+	seq      uint64
+	stats    *mergeStats
+	// Counters.
+	written, late, noTime, clamped int64
+	last                           stamp.Time
+	started                        bool
+}
+
+func (m *merger) channel(key, topic, schema string, data func() []byte) (*channel, error) {
+	if c := m.channels[key]; c != nil {
+		return c, nil
+	}
+	if m.nextID == 65535 {
+		return nil, fmt.Errorf("more than 65535 topics")
+	}
+	c := &channel{id: m.nextID + 1, topic: topic, schema: schema, data: data()}
+	m.nextID++
+	m.channels[key] = c
+	return c, nil
+}
+
+// merge reads every input again and writes the merged stream.
+func (m *merger) merge(f *files, pr *progress) error {
+	srcs, err := m.sources(f, pr)
+	if err != nil {
+		return err
+	}
+	for {
+		// The earliest buffered item, and the stamp up to which every
+		// source has brought what it has.
+		var best *mergeSrc
+		safe := stamp.Max
+		var lag *mergeSrc
+		for _, s := range srcs {
+			if len(s.h) > 0 && (best == nil || s.h[0].t < best.h[0].t || s.h[0].t == best.h[0].t && s.h[0].seq < best.h[0].seq) {
+				best = s
+			}
+			if w := s.watermark(m.reorder); w < safe {
+				safe, lag = w, s
+			}
+		}
+		if best != nil && best.h[0].t <= safe {
+			it := heap.Pop(&best.h).(mergeItem)
+			if err := m.emit(&it); err != nil {
+				return err
+			}
+			best.arena.release(it.slab)
+			continue
+		}
+		if lag == nil {
+			return nil // every source done and drained
+		}
+		if err := lag.read(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				return err
+			}
+			lag.done = true
+		}
+	}
+}
+
+func (m *merger) emit(it *mergeItem) error {
+	if m.started && it.t < m.last {
+		m.late++
+	} else {
+		m.last, m.started = it.t, true
+	}
+	c := it.ch
+	if c.count == 0 {
+		c.first = it.t
+	}
+	c.count++
+	c.last = max(c.last, it.t)
+	m.written++
+	return m.w.write(it)
+}
+
+// sources opens the second pass over the inputs.
+func (m *merger) sources(f *files, pr *progress) ([]*mergeSrc, error) {
+	run := m.run
+	res := run.res
+	in, err := f.input(0)
+	if err != nil {
+		return nil, err
+	}
+	tr := mav.NewTlogReader(pr.reader(in))
+	tr.IgnoreCRC = run.ignoreCRC
+	target := run.cfg.Prefer
+	var buf []byte
+	tl := &mergeSrc{name: run.tlog}
+	tl.read = func() error {
+		msg, err := tr.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return err
+			}
+			return fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, err)
+		}
+		key := "t" + strconv.Itoa(int(msg.SysID)) + "/" + strconv.Itoa(int(msg.CompID)) + "/" + strconv.Itoa(int(msg.ID))
+		c, err := m.channel(key, fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), msg.Name, msg.Schema)
+		if err != nil {
+			return err
+		}
+		it := mergeItem{t: msg.Receive, boot: -1, ch: c, seq: m.seq}
+		m.seq++
+		var bt *mav.Boot
+		if len(res.Boots) > 0 {
+			bt = res.BootOfReceive(msg.Receive)
+		}
+		var est *mav.Estimate
+		if bt != nil {
+			if target >= 0 {
+				est = bt.Find(target)
+			} else {
+				est = bt.WinnerEstimate()
+			}
+			if est != nil && est.Source != mav.SourceTlog {
+				// Move the tlog's stamp onto the target clock.
+				if b, ok := bt.ReceiveToBoot(msg.Receive); ok {
+					it.t = est.Unix(b)
+				}
+			}
+		}
+		it.pub = it.t
+		if b, ok := msg.TimeBootMs(); ok && bt != nil && int(msg.SysID) == res.SysID && int(msg.CompID) == res.CompID {
+			boot := time.Duration(b) * time.Millisecond
+			it.boot = boot.Microseconds()
+			if est != nil {
+				it.pub = est.Unix(boot)
+			}
+			if m.stats != nil {
+				if te := bt.Find(mav.SourceTlog); te != nil {
+					m.stats.latency(bt.Index, msg.Name, msg.Receive, time.Duration(msg.Receive-te.Unix(boot)))
+				}
+			}
+		}
+		buf = msg.AppendJSON(buf[:0])
+		tl.push(it, buf)
+		return nil
+	}
+	srcs := []*mergeSrc{tl}
+	for i := range run.bins {
+		name := run.bins[i]
+		est := res.BinEstimate(i, target)
+		in, err := f.input(i + 1)
+		if err != nil {
+			return nil, err
+		}
+		br := mav.NewBinReader(pr.reader(in))
+		chans := map[*mav.Format]*channel{}
+		lastUS := res.Bins[i].First.Microseconds()
+		var buf []byte
+		src := &mergeSrc{name: name}
+		src.read = func() error {
+			for {
+				rec, err := br.Next()
+				if err != nil {
+					if errors.Is(err, io.EOF) || errors.Is(err, mav.ErrNoFormats) {
+						return io.EOF
+					}
+					return fmt.Errorf("%s: offset %d: %w", name, br.Stats().Bytes, err)
+				}
+				fm := rec.Format
+				if fm.Err != nil || fm.Name == "FMT" {
+					// Bad formats are counted by the reader and summarized
+					// after pass 1; FMT records are in the schemas.
+					continue
+				}
+				c := chans[fm]
+				if c == nil {
+					c, err = m.channel("b"+fm.Name+"/"+fm.Format+"/"+strings.Join(columnNames(fm), ","), "/bin/"+fm.Name, fm.Name,
+						func() []byte { return br.BinSchema(fm) })
+					if err != nil {
+						return err
+					}
+					chans[fm] = c
+				}
+				us, ok := rec.Time()
+				if ok {
+					lastUS = us
+				} else {
+					us = lastUS
+					m.noTime++
+				}
+				t := est.Unix(time.Duration(us) * time.Microsecond)
+				if t <= 0 {
+					m.clamped++
+					t = 0
+				}
+				it := mergeItem{t: t, pub: t, boot: us, ch: c, seq: m.seq}
+				m.seq++
+				buf = rec.AppendJSON(buf[:0])
+				src.push(it, buf)
+				return nil
+			}
+		}
+		srcs = append(srcs, src)
+	}
+	return srcs, nil
+}
+
+func columnNames(f *mav.Format) []string {
+	s := make([]string, len(f.Columns))
+	for i, c := range f.Columns {
+		s[i] = c.Name
+	}
+	return s
+}
+
+func (m *merger) summary(e *env) {
+	var parts []string
+	if m.late > 0 {
+		parts = append(parts, fmt.Sprintf("%d came more than --reorder %v late and were written out of order", m.late, m.reorder))
+	}
+	if m.noTime > 0 {
+		parts = append(parts, fmt.Sprintf("%d BIN records without TimeUS took the time of the record before", m.noTime))
+	}
+	if m.clamped > 0 {
+		parts = append(parts, fmt.Sprintf("%d mapped before 1970 and were stamped 0", m.clamped))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(e.stderr, "timealign mav merge: %d messages on %d topics; %s\n", m.written, len(m.channels), strings.Join(parts, "; "))
+	}
+}
+
+// mergeWriter writes the merged stream.
+type mergeWriter interface {
+	write(it *mergeItem) error
+	close() error
+}
+
+type mcapWriter struct {
+	w *mcap.Writer
+}
+
+func newMCAPWriter(out io.Writer, comp mcap.CompressionFormat, run *mavRun) (*mcapWriter, error) {
+	w, err := mcap.NewWriter(out, &mcap.WriterOptions{Chunked: true, ChunkSize: 4 << 20, Compression: comp,
+		IncludeCRC: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.WriteHeader(&mcap.Header{Profile: "", Library: "timealign " + version}); err != nil {
+		return nil, err
+	}
+	md := map[string]string{"tlog": filepath.Base(run.tlog)}
+	for i, b := range run.res.Boots {
+		if e := b.WinnerEstimate(); e != nil {
+			md[fmt.Sprintf("boot%d", i+1)] = fmt.Sprintf("source=%s offset_us=%d ref_boot_us=%d skew_ppm=%.3f uncertainty_us=%d",
+				e.Source, e.Offset.Microseconds(), e.Ref.Microseconds(), e.SkewPPM, e.Uncertainty.Microseconds())
+		}
+	}
+	for i, b := range run.res.Bins {
+		md[fmt.Sprintf("bin%d", i+1)] = fmt.Sprintf("file=%s boot=%d belongs=%s", filepath.Base(run.bins[i]), b.Boot+1, b.Belongs)
+	}
+	if err := w.WriteMetadata(&mcap.Metadata{Name: "timealign.mav", Metadata: md}); err != nil {
+		return nil, err
+	}
+	return &mcapWriter{w: w}, nil
+}
+
+func (m *mcapWriter) write(it *mergeItem) error {
+	c := it.ch
+	if !c.written {
+		if err := m.w.WriteSchema(&mcap.Schema{ID: c.id, Name: c.schema, Encoding: "jsonschema", Data: c.data}); err != nil {
+			return err
+		}
+		if err := m.w.WriteChannel(&mcap.Channel{ID: c.id, SchemaID: c.id, Topic: c.topic, MessageEncoding: "json"}); err != nil {
+			return err
+		}
+		c.written = true
+	}
+	c.seq++
+	return m.w.WriteMessage(&mcap.Message{ChannelID: c.id, Sequence: c.seq, LogTime: uint64(it.t), PublishTime: uint64(it.pub), Data: it.data})
+}
+
+func (m *mcapWriter) close() error { return m.w.Close() }
+
+type csvWriter struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+func newCSVWriter(out io.Writer) *csvWriter {
+	w := &csvWriter{w: bufio.NewWriterSize(out, 1<<20)}
+	w.w.WriteString("log_time_ns,publish_time_ns,topic,boot_us,data\n")
+	return w
+}
+
+func (c *csvWriter) write(it *mergeItem) error {
+	b := strconv.AppendInt(c.buf[:0], int64(it.t), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(it.pub), 10)
+	b = append(b, ',')
+	b = append(b, it.ch.topic...)
+	b = append(b, ',')
+	if it.boot >= 0 {
+		b = strconv.AppendInt(b, it.boot, 10)
+	}
+	b = append(b, ',', '"')
+	for _, ch := range it.data {
+		if ch == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, ch)
+	}
+	b = append(b, '"', '\n')
+	c.buf = b
+	_, err := c.w.Write(b)
+	return err
+}
+
+func (c *csvWriter) close() error { return c.w.Flush() }

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
+	"github.com/foxglove/mcap/go/mcap"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// mavFiles writes a scenario's tlog and BINs into dir.
+func mavFiles(t testing.TB, dir string, s mavtest.Scenario) (tlog string, bins []string, tr mavtest.Truth) {
+	t.Helper()
+	tlog = filepath.Join(dir, "flight.tlog")
+	tf, err := os.Create(tlog)
+	require.NoError(t, err)
+	var files []*os.File
+	tr, err = s.Write(tf, func(boot int) io.Writer {
+		p := filepath.Join(dir, "0000000"+string(rune('1'+boot))+".BIN")
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		files = append(files, f)
+		bins = append(bins, p)
+		return f
+	})
+	require.NoError(t, err)
+	require.NoError(t, tf.Close())
+	for _, f := range files {
+		require.NoError(t, f.Close())
+	}
+	return tlog, bins, tr
+}
+
+// truthOffset is the true Unix − boot offset (logging computer's clock)
+// at boot time b of boot 0, from the nearest sample.
+func truthOffset(tr mavtest.Truth, b time.Duration) time.Duration {
+	best := 0
+	for i := range tr.Device {
+		if tr.Boot[i] == 0 && (tr.Device[i]-b).Abs() < (tr.Device[best]-b).Abs() {
+			best = i
+		}
+	}
+	return time.Duration(tr.Logger[best]) - tr.Device[best]
+}
+
+func TestMavAlign(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, tr := mavFiles(t, dir, mavtest.Scenario{Seed: 5, SkewPPM: 30, GPS: true})
+	out, errOut, code := runCmd(t, "", "mav", "align", tlog, bins[0])
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "boot 1: uptime 40.0s")
+	require.Contains(t, out, "won")
+	require.Contains(t, out, ": boot 1\n")
+	require.Contains(t, out, "+ same boot: STAT_BOOTCNT 7")
+	require.Empty(t, errOut)
+
+	out, errOut, code = runCmd(t, "", "mav", "align", "--json", tlog, bins[0])
+	require.Equal(t, 0, code, errOut)
+	var j struct {
+		Boots []struct {
+			Winner  string `json:"winner"`
+			Sources []struct {
+				Source        string `json:"source"`
+				OffsetUS      int64  `json:"offset_us"`
+				RefBootUS     int64  `json:"ref_boot_us"`
+				UncertaintyUS *int64 `json:"uncertainty_us"`
+				Samples       int    `json:"samples"`
+				Status        string `json:"status"`
+			} `json:"sources"`
+		} `json:"boots"`
+		Bins []struct {
+			Boot    int    `json:"boot"`
+			Belongs string `json:"belongs"`
+		} `json:"bins"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.Len(t, j.Boots, 1)
+	require.Equal(t, "tlog", j.Boots[0].Winner)
+	src := j.Boots[0].Sources[0]
+	require.Equal(t, "tlog", src.Source)
+	want := truthOffset(tr, time.Duration(src.RefBootUS)*time.Microsecond)
+	require.InDelta(t, want.Microseconds(), src.OffsetUS, 2000, "offset within 2 ms")
+	require.NotNil(t, src.UncertaintyUS)
+	require.Equal(t, "gps", j.Boots[0].Sources[1].Source)
+	require.Equal(t, 1, j.Bins[0].Boot)
+	require.Equal(t, "yes", j.Bins[0].Belongs)
+}
+
+func TestMavMergeMCAP(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, tr := mavFiles(t, dir, mavtest.Scenario{Seed: 6, Duration: 3 * time.Minute, SkewPPM: -40, BinExtra: 3})
+	out := filepath.Join(dir, "merged.mcap")
+	rep := filepath.Join(dir, "report.html")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out, "--report", rep)
+	require.Equal(t, 0, code, errOut)
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := mcap.NewReader(f)
+	require.NoError(t, err)
+	it, err := r.Messages(mcap.UsingIndex(false))
+	require.NoError(t, err)
+	topics := map[string]int{}
+	var last uint64
+	var attErr []float64
+	for {
+		schema, ch, msg, err := it.NextInto(nil)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		require.Equal(t, "jsonschema", schema.Encoding)
+		require.Equal(t, "json", ch.MessageEncoding)
+		require.GreaterOrEqual(t, msg.LogTime, last, "time order")
+		last = msg.LogTime
+		topics[ch.Topic]++
+		require.True(t, json.Valid(msg.Data), "%s: %s", ch.Topic, msg.Data)
+		if ch.Topic == "/bin/ATT" {
+			var a struct{ TimeUS int64 }
+			require.NoError(t, json.Unmarshal(msg.Data, &a))
+			want := time.Duration(truthOffset(tr, time.Duration(a.TimeUS)*time.Microsecond)) + time.Duration(a.TimeUS)*time.Microsecond
+			attErr = append(attErr, float64(int64(msg.LogTime)-int64(want)))
+		}
+	}
+	require.Greater(t, topics["/tlog/1/1/ATTITUDE"], 1500)
+	require.Equal(t, 1800, topics["/bin/ATT"])
+	require.Equal(t, 5400, topics["/bin/IMU"])
+	require.NotContains(t, topics, "/bin/FMT")
+	worst := 0.0
+	for _, e := range attErr {
+		worst = math.Max(worst, math.Abs(e))
+	}
+	// The truth is taken at the nearest sample (within 50 ms of boot time,
+	// 40 ppm of skew: 2 µs).
+	require.Less(t, worst, 2e6, "BIN records mapped within 2 ms")
+	html, err := os.ReadFile(rep)
+	require.NoError(t, err)
+	require.Contains(t, string(html), "<svg")
+	require.Contains(t, string(html), "/bin/ATT")
+}
+
+func TestMavMergeCSV(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 7, Duration: time.Minute})
+	out := filepath.Join(dir, "merged.csv")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, []string{"log_time_ns", "publish_time_ns", "topic", "boot_us", "data"}, rows[0])
+	seen := map[string]bool{}
+	for _, r := range rows[1:] {
+		require.True(t, json.Valid([]byte(r[4])), r[4])
+		seen[r[2]] = true
+		if r[2] == "/tlog/1/1/ATTITUDE" {
+			require.NotEmpty(t, r[3])
+		}
+	}
+	require.True(t, seen["/bin/ATT"] && seen["/tlog/1/1/ATTITUDE"] && seen["/tlog/255/190/HEARTBEAT"])
+}
+
+func TestMavMergeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	tlog, _, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 8, Duration: 2 * time.Minute})
+	other := t.TempDir()
+	_, bins, _ := mavFiles(t, other, mavtest.Scenario{Seed: 9, Duration: 2 * time.Minute, BinBootCount: 3, BinAttitudePhase: 2})
+	out := filepath.Join(dir, "m.mcap")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "does not belong to")
+	require.Contains(t, errOut, "another boot: STAT_BOOTCNT 3 in the BIN, 7 in the tlog")
+	require.NoFileExists(t, out)
+	_, errOut, code = runCmd(t, "", "mav", "merge", "--force", tlog, bins[0], "--out", out)
+	require.Equal(t, 0, code, errOut)
+	require.FileExists(t, out)
+}
+
+func TestMavBadInput(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 10, Duration: time.Minute})
+	good, err := os.ReadFile(tlog)
+	require.NoError(t, err)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	// Damage: garbage in the middle, a flipped byte, a truncated end.
+	bad := append(append(append([]byte{}, good[:5000]...), []byte("garbage bytes")...), good[5000:len(good)-7]...)
+	bad[9000] ^= 0x55
+	damaged := write("damaged.tlog", bad)
+	out, errOut, code := runCmd(t, "", "mav", "align", damaged, bins[0])
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "won")
+	require.Contains(t, errOut, "bytes of no frame skipped")
+	require.Contains(t, errOut, "the last record is truncated")
+
+	binBytes, err := os.ReadFile(bins[0])
+	require.NoError(t, err)
+	// A BIN whose FMT records are gone: records from the first ATT on.
+	noFMT := write("nofmt.BIN", binBytes[bytes.Index(binBytes, []byte{0xa3, 0x95, 131}):])
+	_, errOut, code = runCmd(t, "", "mav", "align", tlog, noFMT)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "nofmt.BIN: no FMT records (not a dataflash log, or its start is missing)")
+
+	// A tlog without time_boot_ms messages and a BIN without GPS.
+	var tl bytes.Buffer
+	w := mavtest.NewTlogWriter(&tl)
+	for i := range 30 {
+		w.Write(stamp.Time(1.7e18)+stamp.Time(i)*stamp.Time(time.Second), 1, 1, &common.MessageHeartbeat{Type: common.MAV_TYPE_SUBMARINE, Autopilot: common.MAV_AUTOPILOT_ARDUPILOTMEGA})
+	}
+	hb := write("heartbeats.tlog", tl.Bytes())
+	_, errOut, code = runCmd(t, "", "mav", "align", hb, bins[0])
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "no alignment possible: the tlog has no message with time_boot_ms")
+	require.Contains(t, errOut, "00000001.BIN: no GPS records")
+
+	// The BIN given first.
+	_, errOut, code = runCmd(t, "", "mav", "align", bins[0], tlog)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "not a telemetry log (.tlog) (the tlog comes first: mav align TLOG BIN)")
+
+	// An output that is an input, a missing --out, standard input.
+	_, errOut, code = runCmd(t, "", "mav", "merge", tlog, bins[0], "--format", "mcap", "--out", bins[0])
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "is the input file")
+	_, errOut, code = runCmd(t, "", "mav", "merge", tlog, bins[0])
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "needs --out")
+	_, errOut, code = runCmd(t, "", "mav", "align", "-")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "must be files")
+	_, errOut, code = runCmd(t, "", "mav", "frob")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `unknown subcommand "frob"`)
+	_, errOut, code = runCmd(t, "", "mav", "align", "--window", "3", tlog)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--window is 3, want 8..")
+	_, errOut, code = runCmd(t, "", "mav", "merge", "--compression", "lz4", tlog, bins[0], "--out", filepath.Join(dir, "x.csv"))
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--compression is not used by --format csv")
+	require.True(t, strings.HasPrefix(errOut, "timealign mav:"), errOut)
+}
