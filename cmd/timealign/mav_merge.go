@@ -2,13 +2,15 @@ package main
 
 import (
 	"bufio"
-	"container/heap"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
+	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foxglove/mcap/go/mcap"
@@ -51,7 +53,7 @@ func runMavMerge(e *env, args []string) error {
 	format := fs.String("format", "", "mcap or csv (default: from --out's extension)")
 	report := fs.String("report", "", "write an HTML timing report to this file")
 	force := fs.Bool("force", false, "merge logs that do not belong together")
-	compression := fs.String("compression", "zstd", "mcap: chunk compression, zstd, lz4 or none")
+	compression := fs.String("compression", "lz4", "mcap: chunk compression, lz4 (fast), zstd (smaller) or none")
 	reorder := fs.Duration("reorder", 2*time.Second, "how late a record may come and still be put in time order")
 	quiet := fs.Bool("quiet", false, "no summary on standard error")
 	if err := parseFlags(e, fs, args); err != nil {
@@ -123,6 +125,7 @@ func runMavMerge(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer w.abort()
 	m := &merger{run: run, w: w, reorder: *reorder, channels: map[string]*channel{}}
 	if f.asked(1) {
 		m.stats = newMergeStats(run)
@@ -194,20 +197,28 @@ type mergeItem struct {
 	t, pub stamp.Time
 	seq    uint64
 	ch     *channel
-	boot   int64 // µs, −1 if none
+	fm     *mav.Format // BIN records: the format, for the channel
+	boot   int64       // µs, −1 if none
 	data   []byte
-	slab   *slab
+	own    owner // holds data until the item is written
 }
+
+// owner is what holds an item's bytes: an arena slab or a BIN batch.
+type owner interface{ release() }
 
 // slab is a block of an arena; refs counts the items in it.
 type slab struct {
 	buf  []byte
 	refs int
+	a    *arena
 }
+
+func (s *slab) release() { s.a.release(s) }
 
 // arena holds the JSON of buffered items in large blocks, reused once
 // every item of a block is written: no allocation per message.
 type arena struct {
+	mu   gosync.Mutex // items are released by the writer goroutine
 	cur  *slab
 	free []*slab
 }
@@ -215,6 +226,8 @@ type arena struct {
 const slabSize = 1 << 20
 
 func (a *arena) put(p []byte) ([]byte, *slab) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.cur == nil || len(a.cur.buf)+len(p) > cap(a.cur.buf) {
 		if a.cur != nil && a.cur.refs == 0 {
 			a.cur.buf = a.cur.buf[:0]
@@ -223,7 +236,7 @@ func (a *arena) put(p []byte) ([]byte, *slab) {
 		if n := len(a.free); n > 0 && len(p) <= slabSize {
 			a.cur, a.free = a.free[n-1], a.free[:n-1]
 		} else {
-			a.cur = &slab{buf: make([]byte, 0, max(slabSize, len(p)))}
+			a.cur = &slab{buf: make([]byte, 0, max(slabSize, len(p))), a: a}
 		}
 	}
 	s := a.cur
@@ -234,6 +247,8 @@ func (a *arena) put(p []byte) ([]byte, *slab) {
 }
 
 func (a *arena) release(s *slab) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	s.refs--
 	if s.refs == 0 && s != a.cur {
 		s.buf = s.buf[:0]
@@ -243,29 +258,44 @@ func (a *arena) release(s *slab) {
 	}
 }
 
-// itemHeap orders items by stamp, then by order of reading.
-type itemHeap []mergeItem
-
-func (h itemHeap) Len() int { return len(h) }
-func (h itemHeap) Less(i, j int) bool {
-	if h[i].t != h[j].t {
-		return h[i].t < h[j].t
-	}
-	return h[i].seq < h[j].seq
+// itemQueue holds a source's buffered items in order of stamp (then of
+// reading). Sources are nearly in order, so an item is inserted by moving
+// it back past the few later ones (O(1) for an item in order, O(k) for
+// one k places early), and taken from the front: no allocation per item.
+type itemQueue struct {
+	buf  []mergeItem
+	head int
 }
-func (h itemHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *itemHeap) Push(x any)   { *h = append(*h, x.(mergeItem)) }
-func (h *itemHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (q *itemQueue) Len() int { return len(q.buf) - q.head }
+
+func (q *itemQueue) front() *mergeItem { return &q.buf[q.head] }
+
+func itemLess(a, b *mergeItem) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
+
+func (q *itemQueue) push(it mergeItem) {
+	if q.head > 0 && q.head >= len(q.buf)/2 {
+		n := copy(q.buf, q.buf[q.head:])
+		clear(q.buf[n:])
+		q.buf, q.head = q.buf[:n], 0
+	}
+	q.buf = append(q.buf, it)
+	for i := len(q.buf) - 1; i > q.head && itemLess(&q.buf[i], &q.buf[i-1]); i-- {
+		q.buf[i], q.buf[i-1] = q.buf[i-1], q.buf[i]
+	}
+}
+
+func (q *itemQueue) pop() mergeItem {
+	it := q.buf[q.head]
+	q.buf[q.head] = mergeItem{}
+	q.head++
+	return it
 }
 
 // mergeSrc is one input of the merge.
 type mergeSrc struct {
 	name    string
-	h       itemHeap
+	q       itemQueue
 	arena   arena
 	maxSeen stamp.Time
 	seen    bool
@@ -274,8 +304,15 @@ type mergeSrc struct {
 }
 
 func (s *mergeSrc) push(it mergeItem, data []byte) {
-	it.data, it.slab = s.arena.put(data)
-	heap.Push(&s.h, it)
+	var sl *slab
+	it.data, sl = s.arena.put(data)
+	it.own = sl
+	s.add(it)
+}
+
+// add queues an item whose bytes are owned already.
+func (s *mergeSrc) add(it mergeItem) {
+	s.q.push(it)
 	if !s.seen || it.t > s.maxSeen {
 		s.maxSeen, s.seen = it.t, true
 	}
@@ -301,6 +338,7 @@ type merger struct {
 	nextID   uint16
 	seq      uint64
 	stats    *mergeStats
+	out      *asyncWriter
 	// Counters.
 	written, late, noTime, clamped int64
 	last                           stamp.Time
@@ -320,9 +358,14 @@ func (m *merger) channel(key, topic, schema string, data func() []byte) (*channe
 	return c, nil
 }
 
-// merge reads every input again and writes the merged stream.
+// merge reads every input again and writes the merged stream. The BINs
+// are read and encoded by goroutines (binPipeline); they end with merge.
 func (m *merger) merge(f *files, pr *progress) error {
-	srcs, err := m.sources(f, pr)
+	pl := newBinPipeline(f.e.ctx)
+	defer pl.stop()
+	m.out = newAsyncWriter(m.w)
+	defer m.out.abort()
+	srcs, err := m.sources(f, pr, pl)
 	if err != nil {
 		return err
 	}
@@ -333,23 +376,21 @@ func (m *merger) merge(f *files, pr *progress) error {
 		safe := stamp.Max
 		var lag *mergeSrc
 		for _, s := range srcs {
-			if len(s.h) > 0 && (best == nil || s.h[0].t < best.h[0].t || s.h[0].t == best.h[0].t && s.h[0].seq < best.h[0].seq) {
+			if s.q.Len() > 0 && (best == nil || itemLess(s.q.front(), best.q.front())) {
 				best = s
 			}
 			if w := s.watermark(m.reorder); w < safe {
 				safe, lag = w, s
 			}
 		}
-		if best != nil && best.h[0].t <= safe {
-			it := heap.Pop(&best.h).(mergeItem)
-			if err := m.emit(&it); err != nil {
+		if best != nil && best.q.front().t <= safe {
+			if err := m.emit(best.q.pop()); err != nil {
 				return err
 			}
-			best.arena.release(it.slab)
 			continue
 		}
 		if lag == nil {
-			return nil // every source done and drained
+			return m.out.finish() // every source done and drained
 		}
 		if err := lag.read(); err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -360,7 +401,7 @@ func (m *merger) merge(f *files, pr *progress) error {
 	}
 }
 
-func (m *merger) emit(it *mergeItem) error {
+func (m *merger) emit(it mergeItem) error {
 	if m.started && it.t < m.last {
 		m.late++
 	} else {
@@ -373,11 +414,11 @@ func (m *merger) emit(it *mergeItem) error {
 	c.count++
 	c.last = max(c.last, it.t)
 	m.written++
-	return m.w.write(it)
+	return m.out.add(it)
 }
 
 // sources opens the second pass over the inputs.
-func (m *merger) sources(f *files, pr *progress) ([]*mergeSrc, error) {
+func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, error) {
 	run := m.run
 	res := run.res
 	in, err := f.input(0)
@@ -447,53 +488,43 @@ func (m *merger) sources(f *files, pr *progress) ([]*mergeSrc, error) {
 		if err != nil {
 			return nil, err
 		}
-		br := mav.NewBinReader(pr.reader(in))
+		order := pl.start(name, mav.NewBinReader(pr.reader(in)), est, &m.noTime)
 		chans := map[*mav.Format]*channel{}
-		lastUS := res.Bins[i].First.Microseconds()
-		var buf []byte
 		src := &mergeSrc{name: name}
 		src.read = func() error {
-			for {
-				rec, err := br.Next()
+			b, ok := <-order
+			if !ok {
+				return io.EOF
+			}
+			select {
+			case <-b.done:
+			case <-pl.ctx.Done():
+				return pl.ctx.Err()
+			}
+			if b.err != nil {
+				return b.err
+			}
+			m.clamped += b.clamped
+			for _, ns := range b.schemas {
+				c, err := m.channel("b"+ns.f.Name+"/"+ns.f.Format+"/"+strings.Join(columnNames(ns.f), ","), "/bin/"+ns.f.Name, ns.f.Name,
+					func() []byte { return ns.schema })
 				if err != nil {
-					if errors.Is(err, io.EOF) || errors.Is(err, mav.ErrNoFormats) {
-						return io.EOF
-					}
-					return fmt.Errorf("%s: offset %d: %w", name, br.Stats().Bytes, err)
+					return err
 				}
-				fm := rec.Format
-				if fm.Err != nil || fm.Name == "FMT" {
-					// Bad formats are counted by the reader and summarized
-					// after pass 1; FMT records are in the schemas.
-					continue
-				}
-				c := chans[fm]
-				if c == nil {
-					c, err = m.channel("b"+fm.Name+"/"+fm.Format+"/"+strings.Join(columnNames(fm), ","), "/bin/"+fm.Name, fm.Name,
-						func() []byte { return br.BinSchema(fm) })
-					if err != nil {
-						return err
-					}
-					chans[fm] = c
-				}
-				us, ok := rec.Time()
-				if ok {
-					lastUS = us
-				} else {
-					us = lastUS
-					m.noTime++
-				}
-				t := est.Unix(time.Duration(us) * time.Microsecond)
-				if t <= 0 {
-					m.clamped++
-					t = 0
-				}
-				it := mergeItem{t: t, pub: t, boot: us, ch: c, seq: m.seq}
-				m.seq++
-				buf = rec.AppendJSON(buf[:0])
-				src.push(it, buf)
+				chans[ns.f] = c
+			}
+			if len(b.items) == 0 {
+				b.release() // an empty last batch
 				return nil
 			}
+			for k := range b.items {
+				it := b.items[k]
+				it.ch = chans[it.fm]
+				it.seq = m.seq
+				m.seq++
+				src.add(it)
+			}
+			return nil
 		}
 		srcs = append(srcs, src)
 	}
@@ -524,57 +555,90 @@ func (m *merger) summary(e *env) {
 	}
 }
 
+// asyncWriter writes the merged stream in a goroutine of its own, in
+// batches of items, while the merge goes on; each item's bytes are
+// released once written.
+type asyncWriter struct {
+	w      mergeWriter
+	cur    []mergeItem
+	ch     chan []mergeItem
+	free   chan []mergeItem
+	done   chan struct{}
+	err    error
+	failed atomic.Bool
+	closed bool
+}
+
+const writeBatch = 2048
+
+func newAsyncWriter(w mergeWriter) *asyncWriter {
+	a := &asyncWriter{w: w, ch: make(chan []mergeItem, 4), free: make(chan []mergeItem, 6), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for batch := range a.ch {
+			for i := range batch {
+				if a.err == nil {
+					if a.err = a.w.write(&batch[i]); a.err != nil {
+						a.failed.Store(true)
+					}
+				}
+				batch[i].own.release()
+				batch[i] = mergeItem{}
+			}
+			select {
+			case a.free <- batch[:0]:
+			default:
+			}
+		}
+	}()
+	return a
+}
+
+// add queues an item; it fails once a write has failed.
+func (a *asyncWriter) add(it mergeItem) error {
+	if a.failed.Load() {
+		return a.finish()
+	}
+	if a.cur == nil {
+		select {
+		case a.cur = <-a.free:
+		default:
+			a.cur = make([]mergeItem, 0, writeBatch)
+		}
+	}
+	a.cur = append(a.cur, it)
+	if len(a.cur) == writeBatch {
+		a.ch <- a.cur
+		a.cur = nil
+	}
+	return nil
+}
+
+// finish writes what is queued and waits for the writer.
+func (a *asyncWriter) finish() error {
+	if !a.closed {
+		if len(a.cur) > 0 {
+			a.ch <- a.cur
+			a.cur = nil
+		}
+		a.closed = true
+		close(a.ch)
+	}
+	<-a.done
+	return a.err
+}
+
+// abort ends the writer goroutine (after an error elsewhere).
+func (a *asyncWriter) abort() { _ = a.finish() }
+
 // mergeWriter writes the merged stream.
 type mergeWriter interface {
 	write(it *mergeItem) error
 	close() error
+	// abort ends the writer's goroutines without finishing the output
+	// (after a failure; a no-op after close).
+	abort()
 }
-
-type mcapWriter struct {
-	w *mcap.Writer
-}
-
-func newMCAPWriter(out io.Writer, comp mcap.CompressionFormat, run *mavRun) (*mcapWriter, error) {
-	w, err := mcap.NewWriter(out, &mcap.WriterOptions{Chunked: true, ChunkSize: 4 << 20, Compression: comp,
-		IncludeCRC: true})
-	if err != nil {
-		return nil, err
-	}
-	if err := w.WriteHeader(&mcap.Header{Profile: "", Library: "timealign " + version}); err != nil {
-		return nil, err
-	}
-	md := map[string]string{"tlog": filepath.Base(run.tlog)}
-	for i, b := range run.res.Boots {
-		if e := b.WinnerEstimate(); e != nil {
-			md[fmt.Sprintf("boot%d", i+1)] = fmt.Sprintf("source=%s offset_us=%d ref_boot_us=%d skew_ppm=%.3f uncertainty_us=%d",
-				e.Source, e.Offset.Microseconds(), e.Ref.Microseconds(), e.SkewPPM, e.Uncertainty.Microseconds())
-		}
-	}
-	for i, b := range run.res.Bins {
-		md[fmt.Sprintf("bin%d", i+1)] = fmt.Sprintf("file=%s boot=%d belongs=%s", filepath.Base(run.bins[i]), b.Boot+1, b.Belongs)
-	}
-	if err := w.WriteMetadata(&mcap.Metadata{Name: "timealign.mav", Metadata: md}); err != nil {
-		return nil, err
-	}
-	return &mcapWriter{w: w}, nil
-}
-
-func (m *mcapWriter) write(it *mergeItem) error {
-	c := it.ch
-	if !c.written {
-		if err := m.w.WriteSchema(&mcap.Schema{ID: c.id, Name: c.schema, Encoding: "jsonschema", Data: c.data}); err != nil {
-			return err
-		}
-		if err := m.w.WriteChannel(&mcap.Channel{ID: c.id, SchemaID: c.id, Topic: c.topic, MessageEncoding: "json"}); err != nil {
-			return err
-		}
-		c.written = true
-	}
-	c.seq++
-	return m.w.WriteMessage(&mcap.Message{ChannelID: c.id, Sequence: c.seq, LogTime: uint64(it.t), PublishTime: uint64(it.pub), Data: it.data})
-}
-
-func (m *mcapWriter) close() error { return m.w.Close() }
 
 type csvWriter struct {
 	w   *bufio.Writer
@@ -598,11 +662,15 @@ func (c *csvWriter) write(it *mergeItem) error {
 		b = strconv.AppendInt(b, it.boot, 10)
 	}
 	b = append(b, ',', '"')
-	for _, ch := range it.data {
-		if ch == '"' {
-			b = append(b, '"')
+	for d := it.data; len(d) > 0; {
+		i := bytes.IndexByte(d, '"')
+		if i < 0 {
+			b = append(b, d...)
+			break
 		}
-		b = append(b, ch)
+		b = append(b, d[:i+1]...)
+		b = append(b, '"')
+		d = d[i+1:]
 	}
 	b = append(b, '"', '\n')
 	c.buf = b
@@ -611,3 +679,5 @@ func (c *csvWriter) write(it *mergeItem) error {
 }
 
 func (c *csvWriter) close() error { return c.w.Flush() }
+
+func (c *csvWriter) abort() {}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	gosync "sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -11,6 +12,7 @@ import (
 // error when it is a terminal, shown once a run has taken a second (short
 // runs print nothing).
 type progress struct {
+	mu      gosync.Mutex // readers of a merge run in several goroutines
 	e       *env
 	desc    string
 	total   int64
@@ -30,6 +32,8 @@ func newProgress(e *env, f *files, passes int, desc string) *progress {
 }
 
 func (p *progress) add(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !p.enabled || n <= 0 {
 		return
 	}
@@ -55,6 +59,8 @@ func (p *progress) add(n int) {
 
 // finish removes the bar.
 func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.bar != nil {
 		_ = p.bar.Finish()
 		p.bar = nil

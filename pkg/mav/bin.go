@@ -36,9 +36,6 @@ type Column struct {
 	// Offset is the column's position in the payload (after the 3 header
 	// bytes); Size its width in bytes.
 	Offset, Size int
-	// UnitID and MultID are the FMTU ids of the column's unit and
-	// multiplier (0 when the log gives none); see [BinReader.Unit].
-	UnitID, MultID byte
 }
 
 // Format is the layout of one record type, from an FMT record.
@@ -59,9 +56,13 @@ type Format struct {
 	// format character, a length that disagrees with the format); nil if
 	// they can. Such records are still skipped by their declared length.
 	Err error
-	// enc is the JSON encoder of the record (json.go), built on first use.
+	// enc is the JSON encoder of the record (json.go).
 	enc *binEncoder
 }
+
+// A Format never changes once [BinReader.Next] has returned a record of
+// it (units live in the reader), so records may be encoded in other
+// goroutines while the reader goes on.
 
 // Index returns the column named name, or −1.
 func (f *Format) Index(name string) int {
@@ -114,6 +115,9 @@ func newFormat(p []byte) *Format {
 	}
 	if f.Length < binHeadLen {
 		f.Length = binHeadLen
+	}
+	if f.Err == nil {
+		f.enc = newBinEncoder(f)
 	}
 	if f.Err == nil && len(f.Columns) > 0 {
 		switch c := f.Columns[0]; {
@@ -296,7 +300,7 @@ type BinReader struct {
 	// units and mults map FMTU ids to UNIT labels and MULT factors.
 	units map[byte]string
 	mults map[byte]float64
-	// fmtu holds FMTU records for types not declared yet.
+	// fmtu holds the unit and multiplier ids of each type (FMTU).
 	fmtu  map[uint8][2]string
 	off   int64
 	stats BinStats
@@ -333,10 +337,21 @@ func (b *BinReader) Formats() []*Format {
 }
 
 // Unit returns the unit label and multiplier of column i of f from the
-// log's FMTU, UNIT and MULT records ("" and 0 when unknown).
+// log's FMTU, UNIT and MULT records so far ("" and 0 when unknown).
 func (b *BinReader) Unit(f *Format, i int) (string, float64) {
-	c := f.Columns[i]
-	return b.units[c.UnitID], b.mults[c.MultID]
+	u, ok := b.fmtu[f.Type]
+	if !ok {
+		return "", 0
+	}
+	var unit string
+	var mult float64
+	if i < len(u[0]) {
+		unit = b.units[u[0][i]]
+	}
+	if i < len(u[1]) {
+		mult = b.mults[u[1][i]]
+	}
+	return unit, mult
 }
 
 // ErrNoFormats is returned by [BinReader.Next] at the end of a stream in
@@ -483,8 +498,9 @@ func (b *BinReader) addFormat(p []byte) {
 	if f.Type == binFMTType {
 		return // FMT's own layout is fixed
 	}
-	if u, ok := b.fmtu[f.Type]; ok {
-		applyUnits(f, u[0], u[1])
+	if old := b.formats[f.Type]; old != nil && old.Format != f.Format {
+		// A type redefined: its units were for the old layout.
+		delete(b.fmtu, f.Type)
 	}
 	b.formats[f.Type] = f
 }
@@ -497,12 +513,9 @@ func (b *BinReader) meta(r Record) {
 		if t < 0 || u < 0 || m < 0 {
 			return
 		}
-		typ := uint8(r.Int(t))
-		units, mults := r.String(u), r.String(m)
-		if f := b.formats[typ]; f != nil && f.Type != binFMTType {
-			applyUnits(f, units, mults)
+		if len(b.fmtu) < 256 {
+			b.fmtu[uint8(r.Int(t))] = [2]string{r.String(u), r.String(m)}
 		}
-		b.fmtu[typ] = [2]string{units, mults}
 	case "UNIT", "MULT":
 		id, v := r.Format.Index("Id"), r.Format.Index("Label")
 		if r.Format.Name == "MULT" {
@@ -516,17 +529,6 @@ func (b *BinReader) meta(r Record) {
 			b.units[k] = r.String(v)
 		} else {
 			b.mults[k] = r.Float(v)
-		}
-	}
-}
-
-func applyUnits(f *Format, units, mults string) {
-	for i := range f.Columns {
-		if i < len(units) {
-			f.Columns[i].UnitID = units[i]
-		}
-		if i < len(mults) {
-			f.Columns[i].MultID = mults[i]
 		}
 	}
 }

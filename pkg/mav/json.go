@@ -137,7 +137,50 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(dst, "null"...)
 	}
+	// Integral values (zeros above all, common in logs) need no search
+	// for the shortest digits.
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 && (f != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
 	return strconv.AppendFloat(dst, f, 'g', -1, bits)
+}
+
+// appendScaled appends v/10^decimals as an exact decimal (the c, C, e, E
+// and L columns are integers in hundredths or 1e-7 degrees): "-12.34",
+// "12.5", "12". It parses to the same float64 as v/10^decimals.
+func appendScaled(dst []byte, v int64, decimals int) []byte {
+	if v < 0 {
+		dst = append(dst, '-')
+	}
+	u := uint64(v)
+	if v < 0 {
+		u = -u
+	}
+	var pow uint64 = 1
+	for range decimals {
+		pow *= 10
+	}
+	dst = strconv.AppendUint(dst, u/pow, 10)
+	frac := u % pow
+	if frac == 0 {
+		return dst
+	}
+	for frac%10 == 0 {
+		frac /= 10
+		decimals--
+	}
+	dst = append(dst, '.')
+	n := len(dst)
+	dst = strconv.AppendUint(dst, frac, 10)
+	if pad := decimals - (len(dst) - n); pad > 0 {
+		// Leading zeros of the fraction: shift the digits right.
+		dst = append(dst, make([]byte, pad)...)
+		copy(dst[n+pad:], dst[n:len(dst)-pad])
+		for i := range pad {
+			dst[n+i] = '0'
+		}
+	}
+	return dst
 }
 
 const hexDigits = "0123456789abcdef"
@@ -197,9 +240,6 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	if f.Err != nil {
 		return append(dst, '{', '}')
 	}
-	if f.enc == nil {
-		f.enc = newBinEncoder(f)
-	}
 	enc := f.enc
 	dst = append(dst, '{')
 	p := r.Payload
@@ -230,8 +270,16 @@ func (r Record) AppendJSON(dst []byte) []byte {
 			dst = appendFloat(dst, math.Float64frombits(binary.LittleEndian.Uint64(q)), 64)
 		case 'g':
 			dst = appendFloat(dst, float64(halfFloat(binary.LittleEndian.Uint16(q))), 32)
-		case 'c', 'C', 'e', 'E', 'L':
-			dst = appendFloat(dst, r.Float(i), 64)
+		case 'c':
+			dst = appendScaled(dst, int64(int16(binary.LittleEndian.Uint16(q))), 2)
+		case 'C':
+			dst = appendScaled(dst, int64(binary.LittleEndian.Uint16(q)), 2)
+		case 'e':
+			dst = appendScaled(dst, int64(int32(binary.LittleEndian.Uint32(q))), 2)
+		case 'E':
+			dst = appendScaled(dst, int64(binary.LittleEndian.Uint32(q)), 2)
+		case 'L':
+			dst = appendScaled(dst, int64(int32(binary.LittleEndian.Uint32(q))), 7)
 		case 'n', 'N', 'Z':
 			dst = appendJSONString(dst, cstring(q))
 		case 'a':

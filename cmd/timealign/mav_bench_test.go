@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/timealign/timealign/internal/mavtest"
+)
+
+// BenchmarkMavMerge merges a 10-minute flight whose BIN has 30 IMU records
+// per telemetry period (about 17 MB) into MCAP or CSV, in-process, files
+// on disk (MB/s of BIN input: the target is 100).
+func BenchmarkMavMerge(b *testing.B) {
+	dir := b.TempDir()
+	tlog, bins, _ := mavFiles(b, dir, mavtest.Scenario{Seed: 3, GPS: true, BinExtra: 30})
+	fi, err := os.Stat(bins[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, out, compression string }{
+		{"mcap-zstd", "m.mcap", "zstd"}, {"mcap-lz4", "m.mcap", "lz4"}, {"mcap-none", "m.mcap", "none"}, {"csv", "m.csv", ""},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			args := []string{"mav", "merge", tlog, bins[0], "--out", filepath.Join(dir, c.out)}
+			if c.compression != "" {
+				args = append(args, "--compression", c.compression)
+			}
+			b.SetBytes(fi.Size())
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, errOut, code := runCmd(b, "", args...); code != 0 {
+					b.Fatal(errOut)
+				}
+			}
+		})
+	}
+}
