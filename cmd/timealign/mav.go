@@ -384,8 +384,8 @@ func writeAlignText(w io.Writer, run *mavRun) error {
 	}
 	b.WriteString("\n")
 	for _, bt := range r.Boots {
-		fmt.Fprintf(&b, "\nboot %d: uptime %s – %s, tlog %s – %s, %d time_boot_ms messages\n", bt.Index+1,
-			secs(bt.First), secs(bt.Last), utc(bt.FirstReceive), utc(bt.LastReceive)[11:], bt.Messages)
+		fmt.Fprintf(&b, "\nboot %d: uptime %s – %s, %d messages with time_boot_ms\n  received %s – %s UTC (the tlog's stamps)\n",
+			bt.Index+1, secs(bt.First), secs(bt.Last), bt.Messages, utc(bt.FirstReceive)[:23], utc(bt.LastReceive)[11:23])
 		tb := newTable("source", "offset (Unix time at boot 0)", "±", "skew ppm", "samples", "status")
 		for _, e := range bt.Estimates {
 			name := e.Source.String()
@@ -401,11 +401,19 @@ func writeAlignText(w io.Writer, run *mavRun) error {
 		if len(bt.Estimates) > 0 {
 			tb.write(&b)
 			for _, e := range bt.Estimates {
-				detail := e.Detail
-				if e.Pieces > 1 {
-					detail += fmt.Sprintf("; its clock stepped or the fit restarted %d times", e.Pieces-1)
+				detail := ""
+				if e.Status != "won" {
+					detail = e.Detail
 				}
-				fmt.Fprintf(&b, "  %s: %s\n", e.Source, detail)
+				if e.Pieces > 1 {
+					if detail != "" {
+						detail += "; "
+					}
+					detail += fmt.Sprintf("its clock stepped or the fit restarted %d times", e.Pieces-1)
+				}
+				if detail != "" {
+					fmt.Fprintf(&b, "  %s: %s\n", e.Source, detail)
+				}
 			}
 		}
 		if bt.SystemTime > 0 && bt.SystemTimeNoUnix == bt.SystemTime {

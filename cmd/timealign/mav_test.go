@@ -256,3 +256,75 @@ func TestMavBadInput(t *testing.T) {
 	require.Contains(t, errOut, "--compression is not used by --format csv")
 	require.True(t, strings.HasPrefix(errOut, "timealign mav:"), errOut)
 }
+
+// TestRealLogs runs mav on the real ArduSub logs of testdata/mav: a tlog
+// of QGroundControl and a BIN of another board and firmware.
+func TestRealLogs(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "mav")
+	tlog, bin := filepath.Join(dir, "ardusub_small.tlog"), filepath.Join(dir, "ardusub_small.BIN")
+	tb, err := os.ReadFile(tlog)
+	require.NoError(t, err)
+	bb, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	// The banners, as the files hold them.
+	require.Contains(t, string(tb), "ArduSub V4.1.1 BETA5 (66c674c1)")
+	require.Contains(t, string(bb), "ArduSub V4.1.0 (89639005)")
+
+	out, errOut, code := runCmd(t, "", "mav", "align", "--json", tlog, bin)
+	require.Equal(t, 0, code, errOut)
+	var j struct {
+		Tlog struct {
+			Read struct {
+				Messages  int            `json:"messages"`
+				Bytes     int            `json:"bytes"`
+				BadCRCIDs map[string]int `json:"bad_crc_ids"`
+			} `json:"read"`
+		} `json:"tlog"`
+		Autopilot struct {
+			Firmware string `json:"firmware"`
+		} `json:"autopilot"`
+		Boots []struct {
+			Winner  string `json:"winner"`
+			Sources []struct {
+				OffsetUS  int64 `json:"offset_us"`
+				RefBootUS int64 `json:"ref_boot_us"`
+			} `json:"sources"`
+		} `json:"boots"`
+		Bins []struct {
+			Belongs  string `json:"belongs"`
+			Firmware string `json:"firmware"`
+			Evidence []struct {
+				What    string `json:"what"`
+				Verdict int    `json:"verdict"`
+			} `json:"evidence"`
+		} `json:"bins"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.Equal(t, len(tb), j.Tlog.Read.Bytes)
+	require.Greater(t, j.Tlog.Read.Messages, 30000)
+	for id := range j.Tlog.Read.BadCRCIDs {
+		// Only the camera protocol's messages of the camera manager.
+		require.Contains(t, []string{"259", "260", "262", "269"}, id)
+	}
+	require.Equal(t, "ArduSub V4.1.1 BETA5 (66c674c1)", j.Autopilot.Firmware)
+	require.Equal(t, "ArduSub V4.1.0 (89639005)", j.Bins[0].Firmware)
+	require.Equal(t, "no", j.Bins[0].Belongs)
+	against := map[string]bool{}
+	for _, ev := range j.Bins[0].Evidence {
+		if ev.Verdict < 0 {
+			against[ev.What] = true
+		}
+	}
+	require.True(t, against["firmware"] && against["board"], "%v", j.Bins[0].Evidence)
+	// The fit lies within a few ms of the lowest receive − boot of the log
+	// (its clocks drift by about 15 ppm over 4 minutes).
+	require.Len(t, j.Boots, 1)
+	require.Equal(t, "tlog", j.Boots[0].Winner)
+	_, glob := firstAndMinimum(tb)
+	require.InDelta(t, glob.Microseconds(), j.Boots[0].Sources[0].OffsetUS, 10000)
+
+	_, errOut, code = runCmd(t, "", "mav", "merge", tlog, bin, "--out", filepath.Join(t.TempDir(), "m.mcap"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "does not belong to")
+	require.Contains(t, errOut, "another firmware")
+}

@@ -168,7 +168,7 @@ func (s Scenario) Write(tlog io.Writer, bin func(boot int) io.Writer) (Truth, er
 		bw, ok := bins[x.Boot]
 		if !ok && bin != nil {
 			if w := bin(x.Boot); w != nil {
-				bw = s.binHeader(w, x.Boot)
+				bw = s.binHeader(w, x.Boot, uint64(max(x.Device-500*time.Millisecond, 0).Microseconds()))
 			}
 			bins[x.Boot] = bw
 		}
@@ -268,8 +268,9 @@ func (s Scenario) tlogBanner(add func(stamp.Time, uint8, uint8, message.Message)
 	add(r, sys, 1, &common.MessageParamValue{ParamId: "STAT_BOOTCNT", ParamValue: float32(s.bootCount(boot)), ParamType: common.MAV_PARAM_TYPE_INT16})
 }
 
-// binHeader starts a boot's BIN: formats, units, banner, parameters.
-func (s Scenario) binHeader(w io.Writer, boot int) *BinWriter {
+// binHeader starts a boot's BIN at boot time us: formats, units, banner,
+// parameters.
+func (s Scenario) binHeader(w io.Writer, boot int, us uint64) *BinWriter {
 	b := NewBinWriter(w)
 	b.Define("PARM", "QNff", "TimeUS,Name,Value,Default")
 	b.Define("MSG", "QZ", "TimeUS,Message")
@@ -280,16 +281,16 @@ func (s Scenario) binHeader(w io.Writer, boot int) *BinWriter {
 		id    byte
 		label string
 	}{{'s', "s"}, {'d', "deg"}, {'m', "m"}, {'n', "m/s"}, {'-', ""}, {'E', "rad/s"}, {'o', "m/s/s"}, {'O', "degC"}} {
-		b.Write("UNIT", uint64(0), u.id, u.label)
+		b.Write("UNIT", us, u.id, u.label)
 	}
 	for _, m := range []struct {
 		id byte
 		v  float64
 	}{{'-', 0}, {'?', 1}, {'F', 1e-6}, {'0', 1}} {
-		b.Write("MULT", uint64(0), m.id, m.v)
+		b.Write("MULT", us, m.id, m.v)
 	}
-	b.Units("ATT", "sddddhhdh-", "F000000000")
-	b.Units("IMU", "s#EEEooo--O--zz", "F?000000-----00")
+	b.Units("ATT", us, "sddddhhdh-", "F000000000")
+	b.Units("IMU", us, "s#EEEooo--O--zz", "F?000000-----00")
 	fw, board := s.Firmware, s.Board
 	if s.BinFirmware != "" {
 		fw = s.BinFirmware
@@ -298,14 +299,14 @@ func (s Scenario) binHeader(w io.Writer, boot int) *BinWriter {
 		board = s.BinBoard
 	}
 	for _, t := range []string{fw, "ChibiOS: 93e6e03d", board, "Frame: VECTORED_6DOF"} {
-		b.Write("MSG", uint64(0), t)
+		b.Write("MSG", us, t)
 	}
 	bc := s.bootCount(boot)
 	if s.BinBootCount != 0 {
 		bc = s.BinBootCount
 	}
-	b.Write("PARM", uint64(0), "SYSID_THISMAV", float32(s.SysID), float32(1))
-	b.Write("PARM", uint64(0), "STAT_BOOTCNT", float32(bc), float32(0))
+	b.Write("PARM", us, "SYSID_THISMAV", float32(s.SysID), float32(1))
+	b.Write("PARM", us, "STAT_BOOTCNT", float32(bc), float32(0))
 	return b
 }
 

@@ -140,10 +140,10 @@ func (b *BinWriter) Define(name, format, columns string) uint8 {
 	return t.id
 }
 
-// Units writes the FMTU record of a type: one unit id and one multiplier
-// id per column.
-func (b *BinWriter) Units(name, units, mults string) {
-	b.Write("FMTU", uint64(0), b.types[name].id, units, mults)
+// Units writes the FMTU record of a type at boot time us: one unit id and
+// one multiplier id per column.
+func (b *BinWriter) Units(name string, us uint64, units, mults string) {
+	b.Write("FMTU", us, b.types[name].id, units, mults)
 }
 
 func (b *BinWriter) fmt(id uint8, length int, name, format, columns string) {

@@ -184,7 +184,7 @@ func bin(build func(w *mavtest.BinWriter)) []byte {
 func attDef(w *mavtest.BinWriter) {
 	w.Define("ATT", "QccccCCCCB", "TimeUS,DesRoll,Roll,DesPitch,Pitch,DesYaw,Yaw,ErrRP,ErrYaw,AEKF")
 	w.Write("UNIT", uint64(0), 'd', "deg")
-	w.Units("ATT", "sddddddd--", "F---------")
+	w.Units("ATT", 0, "sddddddd--", "F---------")
 }
 
 func attRec(w *mavtest.BinWriter, us uint64) {
