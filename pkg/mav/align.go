@@ -132,8 +132,13 @@ func (c Config) Validate() error {
 
 type compKey struct{ sys, comp uint8 }
 
-// maxComponents bounds the components followed.
-const maxComponents = 64
+// maxComponents bounds the components followed; maxBoots the boots of
+// one component (time_boot_ms going back more often than that is not an
+// autopilot rebooting; the samples past the limit are strays).
+const (
+	maxComponents = 64
+	maxBoots      = 256
+)
 
 // component is one sender of the tlog.
 type component struct {
@@ -328,6 +333,10 @@ func (a *Aligner) sample(c *component, b int64, r stamp.Time) {
 	if n := len(c.boots); n > 0 {
 		cur := c.boots[n-1]
 		if b < cur.lastB && (cur.lastB-b > rebootBack || off-cur.minOff > stamp.Time(a.cfg.MaxLatency)) {
+			if len(c.boots) >= maxBoots {
+				c.strays++
+				return
+			}
 			c.boots = append(c.boots, a.newBoot())
 			c.tentative = true
 		}
@@ -556,7 +565,7 @@ type Result struct {
 	GPSInputMessages int
 	Bins             []*BinResult
 	// Strays counts time_boot_ms messages that went back in time without
-	// being a reboot.
+	// being a reboot (or past the 256th boot).
 	Strays int
 	// TlogMessages counts the messages fed.
 	TlogMessages int64
