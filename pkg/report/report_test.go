@@ -101,7 +101,7 @@ func TestWriteHTML(t *testing.T) {
 	require.Contains(t, out, `<tr class="bad"><td>gps</td><td class="n">−3 ms</td></tr>`)
 	require.Equal(t, 4, strings.Count(out, "<svg"))
 	require.Contains(t, out, ">no data</text>")
-	require.Contains(t, out, ">10 µs</text>")  // a log tick
+	require.Contains(t, out, ">10 µs</text>")    // a log tick
 	require.Contains(t, out, ">22:13:30</text>") // a clock tick (1.7e18 ns is 22:13:20 UTC)
 	require.NotContains(t, out, "NaN")
 	require.NotContains(t, out, "Inf")
