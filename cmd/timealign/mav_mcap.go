@@ -42,8 +42,8 @@ type mcapWriter struct {
 }
 
 const (
-	chunkSize  = 4 << 20
-	chunkDepth = 4
+	chunkSize  = 2 << 20
+	chunkDepth = 2
 )
 
 type chunkJob struct {
@@ -52,6 +52,7 @@ type chunkJob struct {
 	crc        uint32
 	start, end uint64
 	idx        []*mcap.MessageIndex
+	own        map[uint16]*mcap.MessageIndex // reused across chunks
 	done       chan struct{}
 }
 
@@ -79,7 +80,7 @@ func newMCAPWriter(out io.Writer, comp mcap.CompressionFormat, run *mavRun) (*mc
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &mcapWriter{w: w, comp: comp, buf: make([]byte, 0, chunkSize+chunkSize/8), idx: map[uint16]*mcap.MessageIndex{}, count: map[uint16]uint64{},
-		pending: make(chan *chunkJob, chunkDepth), jobs: make(chan *chunkJob, chunkDepth), free: make(chan *chunkJob, chunkDepth+1),
+		pending: make(chan *chunkJob, chunkDepth), jobs: make(chan *chunkJob, chunkDepth), free: make(chan *chunkJob, chunkDepth+2),
 		ctx: ctx, cancel: cancel}
 	for range runtime.GOMAXPROCS(0) {
 		m.wg.Add(1)
@@ -93,7 +94,6 @@ func (m *mcapWriter) compressor() {
 	defer m.wg.Done()
 	var zenc *zstd.Encoder
 	var lzw *lz4.Writer
-	var lzbuf bytes.Buffer
 	for {
 		var j *chunkJob
 		select {
@@ -109,16 +109,17 @@ func (m *mcapWriter) compressor() {
 			}
 			j.out = zenc.EncodeAll(j.raw, j.out[:0])
 		case mcap.CompressionLZ4:
-			lzbuf.Reset()
+			lzbuf := bytes.NewBuffer(j.out[:0]) // straight into the job's buffer
 			if lzw == nil {
-				lzw = lz4.NewWriter(&lzbuf)
-				_ = lzw.Apply(lz4.CompressionLevelOption(lz4.Fast), lz4.ConcurrencyOption(1))
+				lzw = lz4.NewWriter(lzbuf)
+				_ = lzw.Apply(lz4.CompressionLevelOption(lz4.Fast), lz4.ConcurrencyOption(1), lz4.BlockSizeOption(lz4.Block1Mb),
+					lz4.ChecksumOption(false))
 			} else {
-				lzw.Reset(&lzbuf)
+				lzw.Reset(lzbuf)
 			}
 			_, _ = lzw.Write(j.raw)
 			_ = lzw.Close()
-			j.out = append(j.out[:0], lzbuf.Bytes()...)
+			j.out = lzbuf.Bytes()
 		default:
 			j.out = append(j.out[:0], j.raw...)
 		}
@@ -201,7 +202,7 @@ func (m *mcapWriter) flush() error {
 	select {
 	case j = <-m.free:
 	default:
-		j = &chunkJob{}
+		j = &chunkJob{own: map[uint16]*mcap.MessageIndex{}}
 	}
 	j.raw, m.buf = m.buf, j.raw[:0]
 	if cap(m.buf) < chunkSize+chunkSize/8 {
@@ -211,7 +212,12 @@ func (m *mcapWriter) flush() error {
 	j.idx = j.idx[:0]
 	for _, id := range m.order {
 		src := m.idx[id]
-		cp := &mcap.MessageIndex{ChannelID: id}
+		cp := j.own[id]
+		if cp == nil {
+			cp = &mcap.MessageIndex{ChannelID: id}
+			j.own[id] = cp
+		}
+		cp.Reset()
 		for _, e := range src.Entries() {
 			cp.Add(e.Timestamp, e.Offset)
 		}

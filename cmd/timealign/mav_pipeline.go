@@ -22,8 +22,8 @@ import (
 // and four times that of JSON), and batches are reused once written.
 
 const (
-	batchRaw  = 256 << 10
-	pipeDepth = 6
+	batchRaw  = 128 << 10
+	pipeDepth = 4
 )
 
 // rawRec is one record of a batch: its format, its payload in the batch's
@@ -115,7 +115,9 @@ func (p *binPipeline) stop() {
 func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, noTime *int64) <-chan *binBatch {
 	p.startWorkers()
 	order := make(chan *binBatch, pipeDepth)
-	free := make(chan *binBatch, pipeDepth+2)
+	// Batches wait in the reorder queue and the writer's queue too: keep
+	// enough to reuse them all (no more are made than are in flight).
+	free := make(chan *binBatch, 64)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -131,7 +133,7 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 			case b = <-free:
 			default:
 				// JSON is about 4 times the raw records: sized once.
-				b = &binBatch{free: free, raw: make([]byte, 0, batchRaw+1024), json: make([]byte, 0, 6*batchRaw)}
+				b = &binBatch{free: free, raw: make([]byte, 0, batchRaw+1024), json: make([]byte, 0, 5*batchRaw)}
 			}
 			b.est, b.done = est, make(chan struct{})
 			var rerr error
