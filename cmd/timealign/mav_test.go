@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -327,4 +332,130 @@ func TestRealLogs(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "does not belong to")
 	require.Contains(t, errOut, "another firmware")
+}
+
+// TestMavMergeReboots merges two boots' BINs: each record lands on its
+// boot's clock, the stream stays in time order, and --source system_time
+// moves the tlog's stamps onto the autopilot's clock.
+func TestMavMergeReboots(t *testing.T) {
+	dir := t.TempDir()
+	s := mavtest.Scenario{Seed: 12, Duration: 4 * time.Minute, Reboots: []time.Duration{2 * time.Minute},
+		RTC: new(time.Duration), LoggerOffset: 30 * time.Second}
+	tlog, bins, tr := mavFiles(t, dir, s)
+	require.Len(t, bins, 2)
+	for _, c := range []struct {
+		source string
+		clock  func(i int) stamp.Time // the truth on the merged clock
+	}{
+		{"", func(i int) stamp.Time { return tr.Logger[i] }},
+		{"system_time", func(i int) stamp.Time { return tr.UTC[i] }},
+	} {
+		out := filepath.Join(dir, "m"+c.source+".csv")
+		args := []string{"mav", "merge", tlog, bins[1], bins[0], "--out", out}
+		if c.source != "" {
+			args = append(args, "--source", c.source)
+		}
+		_, errOut, code := runCmd(t, "", args...)
+		require.Equal(t, 0, code, errOut)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		require.NoError(t, err)
+		// The truth of each ATT record, by boot time (the BINs' ATT are
+		// the simulated samples themselves).
+		truth := map[int64][]stamp.Time{}
+		for i, d := range tr.Device {
+			truth[d.Microseconds()] = append(truth[d.Microseconds()], c.clock(i))
+		}
+		var last int64
+		worst := 0.0
+		n := 0
+		for _, r := range rows[1:] {
+			ts, err := strconv.ParseInt(r[0], 10, 64)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, ts, last, "time order")
+			last = ts
+			if r[2] != "/bin/ATT" {
+				continue
+			}
+			us, err := strconv.ParseInt(r[3], 10, 64)
+			require.NoError(t, err)
+			// Two boots share boot times: the nearest truth is the one.
+			best := math.Inf(1)
+			for _, want := range truth[us] {
+				best = math.Min(best, math.Abs(float64(ts-int64(want))))
+			}
+			worst = math.Max(worst, best)
+			n++
+		}
+		require.Equal(t, len(tr.Device), n)
+		limit := 2e6
+		if c.source == "system_time" {
+			limit = 1.5e6 // time_boot_ms truncation and the RTC's ms
+		}
+		require.Less(t, worst, limit, "source %q", c.source)
+	}
+}
+
+// countdown is a context that is canceled after its Err has been asked
+// n times: a deterministic interruption in the middle of a run.
+type countdown struct {
+	context.Context
+	n    atomic.Int64
+	once gosync.Once
+	done chan struct{}
+}
+
+func newCountdown(n int64) *countdown {
+	c := &countdown{Context: context.Background(), done: make(chan struct{})}
+	c.n.Store(n)
+	return c
+}
+
+func (c *countdown) Err() error {
+	if c.n.Add(-1) < 0 {
+		c.once.Do(func() { close(c.done) })
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *countdown) Done() <-chan struct{} { return c.done }
+
+// TestMavMergeInterrupted: an interruption in the middle of a merge ends
+// every goroutine, exits 130 and leaves no file behind.
+func TestMavMergeInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 13, Duration: 2 * time.Minute, BinExtra: 20})
+	before := runtime.NumGoroutine()
+	// How often a whole merge asks; then interrupt it at a quarter, half
+	// and three quarters of that.
+	probe := newCountdown(1 << 40)
+	var o, e bytes.Buffer
+	require.Equal(t, 0, run(&env{ctx: probe, stdin: strings.NewReader(""), stdout: &o, stderr: &e},
+		[]string{"mav", "merge", tlog, bins[0], "--out", filepath.Join(dir, "probe.mcap")}), e.String())
+	total := 1<<40 - probe.n.Load()
+	require.Greater(t, total, int64(8))
+	for _, n := range []int64{total / 4, total / 2, total * 3 / 4} {
+		out := filepath.Join(dir, "m.mcap")
+		var o, e bytes.Buffer
+		code := run(&env{ctx: newCountdown(n), stdin: strings.NewReader(""), stdout: &o, stderr: &e}, []string{"mav", "merge", tlog, bins[0], "--out", out})
+		require.Equal(t, exitInterrupted, code, "after %d reads: %s", n, e.String())
+		require.NoFileExists(t, out)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, en := range entries {
+			require.False(t, strings.Contains(en.Name(), ".tmp-"), "temporary file left: %s", en.Name())
+		}
+	}
+	// Every goroutine of the merges has ended.
+	// (Polled here: assert.Eventually runs its condition in goroutines.)
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines left, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
 }
