@@ -43,7 +43,7 @@ type mcapWriter struct {
 
 const (
 	chunkSize  = 2 << 20
-	chunkDepth = 2
+	chunkDepth = 4
 )
 
 type chunkJob struct {

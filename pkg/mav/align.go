@@ -230,7 +230,8 @@ func (a *Aligner) component(k compKey) *component {
 // AddTlog feeds one message of the tlog.
 func (a *Aligner) AddTlog(m *TlogMessage) {
 	a.tlogMsgs++
-	if gi, ok := m.Msg.(*common.MessageGpsInput); ok {
+	if m.ID == gpsInputID {
+		gi := m.Message().(*common.MessageGpsInput)
 		a.gpsInputN++
 		if us, ok := gpsToUnixMicros(gi.TimeWeek, gi.TimeWeekMs); ok {
 			a.gpsInput.add(us, m.Receive)
@@ -252,7 +253,12 @@ func (a *Aligner) AddTlog(m *TlogMessage) {
 	if len(c.boots) > 0 {
 		bt = c.boots[len(c.boots)-1]
 	}
-	switch msg := m.Msg.(type) {
+	switch m.ID {
+	case heartbeatID, statustextID, autopilotVersionID, paramValueID, attitudeID, systemTimeID:
+	default:
+		return // no other message says anything about the clocks or the vehicle
+	}
+	switch msg := m.Message().(type) {
 	case *common.MessageHeartbeat:
 		c.heartbeats++
 		c.mavType = uint64(msg.Type)
@@ -297,7 +303,17 @@ func (a *Aligner) AddTlog(m *TlogMessage) {
 	}
 }
 
-var _ = ardupilotmega.Dialect // the dialect the messages above come from
+// The ids of the messages the Aligner decodes.
+var (
+	heartbeatID        = (&common.MessageHeartbeat{}).GetID()
+	statustextID       = (&common.MessageStatustext{}).GetID()
+	autopilotVersionID = (&common.MessageAutopilotVersion{}).GetID()
+	paramValueID       = (&common.MessageParamValue{}).GetID()
+	attitudeID         = (&common.MessageAttitude{}).GetID()
+	systemTimeID       = (&common.MessageSystemTime{}).GetID()
+	gpsInputID         = (&common.MessageGpsInput{}).GetID()
+	_                  = ardupilotmega.Dialect // the dialect the messages come from
+)
 
 func deg(rad float32) float32 { return rad * (180 / math.Pi) }
 

@@ -19,7 +19,7 @@ import (
 // AppendJSON appends the message's fields as a JSON object.
 func (m *TlogMessage) AppendJSON(dst []byte) []byte {
 	enc := m.info.encoder()
-	return enc.append(dst, reflect.ValueOf(m.Msg).Elem())
+	return enc.append(dst, reflect.ValueOf(m.Message()).Elem())
 }
 
 // Schema returns the JSON schema of the message's type.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -44,8 +45,11 @@ const (
 type msgInfo struct {
 	name string
 	rw   *message.ReadWriter
-	// boot is the index of the TimeBootMs field, −1 if none.
-	boot int
+	// boot is the index of the TimeBootMs field, −1 if none; bootOff its
+	// position in the payload (read without decoding the message).
+	boot, bootOff int
+	// v1Size is the payload length of a v1 frame (no extensions).
+	v1Size int
 	// enc is the JSON encoder of the message type (json.go), built once on
 	// first use (the table is shared by every reader).
 	encOnce sync.Once
@@ -62,9 +66,24 @@ var dialectInfo = sync.OnceValue(func() map[uint32]*msgInfo {
 	m := map[uint32]*msgInfo{}
 	for _, msg := range ardupilotmega.Dialect.Messages {
 		t := reflect.TypeOf(msg).Elem()
-		info := &msgInfo{name: messageName(t.Name()), rw: rw.GetMessage(msg.GetID()), boot: -1}
+		info := &msgInfo{name: messageName(t.Name()), rw: rw.GetMessage(msg.GetID()), boot: -1, bootOff: -1}
+		info.v1Size = len(info.rw.Write(reflect.New(t).Interface().(message.Message), false).Payload)
 		if f, ok := t.FieldByName("TimeBootMs"); ok && f.Type.Kind() == reflect.Uint32 {
 			info.boot = f.Index[0]
+			// Find the field on the wire: encode a message whose only
+			// non-zero field is a marker.
+			probe := reflect.New(t)
+			probe.Elem().Field(f.Index[0]).SetUint(0xA1B2C3D4)
+			raw := info.rw.Write(probe.Interface().(message.Message), true).Payload
+			for i := 0; i+4 <= len(raw); i++ {
+				if binary.LittleEndian.Uint32(raw[i:]) == 0xA1B2C3D4 {
+					info.bootOff = i
+					break
+				}
+			}
+			if info.bootOff < 0 {
+				info.boot = -1 // cannot happen with gomavlib's encoder
+			}
 		}
 		m[msg.GetID()] = info
 	}
@@ -126,19 +145,39 @@ type TlogMessage struct {
 	// ID is the message id; Name its name in the ardupilotmega dialect.
 	ID   uint32
 	Name string
-	// Msg is the decoded message (a *ardupilotmega.Message… or
-	// *common.Message… pointer).
-	Msg message.Message
-	// info describes the message type.
-	info *msgInfo
+	// info describes the message type; payload is the frame's payload
+	// (a copy), decoded into msg on first use.
+	info    *msgInfo
+	payload []byte
+	msg     message.Message
 }
 
-// TimeBootMs returns the message's time_boot_ms field, if it has one.
+// Message returns the decoded message (a *common.Message… or
+// *ardupilotmega.Message… pointer). Messages are decoded when first asked
+// for: reading a log to look at a few types costs no decoding of the rest.
+func (m *TlogMessage) Message() message.Message {
+	if m.msg == nil {
+		msg, err := m.info.rw.Read(&message.MessageRaw{ID: m.ID, Payload: m.payload}, m.Version == 2)
+		if err != nil {
+			// Next checked the length, the only thing Read can refuse.
+			panic("mav: a checked payload does not decode: " + err.Error())
+		}
+		m.msg = msg
+	}
+	return m.msg
+}
+
+// TimeBootMs returns the message's time_boot_ms field, if it has one
+// (read from the payload, without decoding the message).
 func (m *TlogMessage) TimeBootMs() (uint32, bool) {
 	if m.info == nil || m.info.boot < 0 {
 		return 0, false
 	}
-	return uint32(reflect.ValueOf(m.Msg).Elem().Field(m.info.boot).Uint()), true
+	var b [4]byte
+	if m.info.bootOff < len(m.payload) {
+		copy(b[:], m.payload[m.info.bootOff:]) // v2 drops trailing zero bytes
+	}
+	return binary.LittleEndian.Uint32(b[:]), true
 }
 
 // TlogStats counts what a [TlogReader] read and what it skipped.
@@ -371,7 +410,8 @@ func frameID(f []byte) uint32 {
 	return uint32(f[7]) | uint32(f[8])<<8 | uint32(f[9])<<16
 }
 
-// decodeFrame decodes a good frame of a known message.
+// decodeFrame checks a good frame of a known message and copies its
+// payload (the message is decoded on demand).
 func decodeFrame(f []byte, info *msgInfo) (*TlogMessage, error) {
 	m := &TlogMessage{info: info, Name: info.name}
 	var hl int
@@ -384,13 +424,12 @@ func decodeFrame(f []byte, info *msgInfo) (*TlogMessage, error) {
 	}
 	m.ID = frameID(f)
 	n := int(f[1])
-	// A copy: the decoder may append to the payload (v2 zero truncation).
-	payload := append([]byte(nil), f[hl:hl+n]...)
-	msg, err := info.rw.Read(&message.MessageRaw{ID: m.ID, Payload: payload}, m.Version == 2)
-	if err != nil {
-		return nil, errors.Join(ErrTlogLength, err)
+	if m.Version == 1 && n != info.v1Size {
+		return nil, fmt.Errorf("%w: %s of %d bytes in a v1 frame, want %d", ErrTlogLength, info.name, n, info.v1Size)
 	}
-	m.Msg = msg
+	// A copy with no spare capacity: the decoder may append to it (v2
+	// zero truncation).
+	m.payload = append(make([]byte, 0, n), f[hl:hl+n]...)
 	return m, nil
 }
 
