@@ -142,6 +142,9 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 	if f == math.Trunc(f) && math.Abs(f) < 1e15 && (f != 0 || !math.Signbit(f)) {
 		return strconv.AppendInt(dst, int64(f), 10)
 	}
+	if bits == 32 {
+		return appendFloat32(dst, float32(f))
+	}
 	return strconv.AppendFloat(dst, f, 'g', -1, bits)
 }
 
