@@ -102,6 +102,16 @@ func TestMavAlign(t *testing.T) {
 	require.Equal(t, "gps", j.Boots[0].Sources[1].Source)
 	require.Equal(t, 1, j.Bins[0].Boot)
 	require.Equal(t, "yes", j.Bins[0].Belongs)
+
+	// The report of align reads the tlog once more for its latencies.
+	rep := filepath.Join(dir, "align.html")
+	_, errOut, code = runCmd(t, "", "mav", "align", "--report", rep, tlog, bins[0])
+	require.Equal(t, 0, code, errOut)
+	html, err := os.ReadFile(rep)
+	require.NoError(t, err)
+	require.Contains(t, string(html), "Latency above the fitted floor over time")
+	require.Contains(t, string(html), "Each source&#39;s offset minus the winner&#39;s")
+	require.Equal(t, 4, strings.Count(string(html), "<svg"))
 }
 
 func TestMavMergeMCAP(t *testing.T) {
@@ -128,6 +138,19 @@ func TestMavMergeMCAP(t *testing.T) {
 		}
 		require.NoError(t, err)
 		require.Equal(t, "jsonschema", schema.Encoding)
+		if topics[ch.Topic] == 0 {
+			// Every message's fields are its schema's properties.
+			var sc struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(schema.Data, &sc), "%s", schema.Data)
+			var fields map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(msg.Data, &fields))
+			require.Len(t, fields, len(sc.Properties), ch.Topic)
+			for k := range fields {
+				require.Contains(t, sc.Properties, k, ch.Topic)
+			}
+		}
 		require.Equal(t, "json", ch.MessageEncoding)
 		require.GreaterOrEqual(t, msg.LogTime, last, "time order")
 		last = msg.LogTime
@@ -140,6 +163,28 @@ func TestMavMergeMCAP(t *testing.T) {
 			attErr = append(attErr, float64(int64(msg.LogTime)-int64(want)))
 		}
 	}
+	// The summary: statistics and chunk indexes agree with the messages.
+	info, err := r.Info()
+	require.NoError(t, err)
+	total := 0
+	for _, n := range topics {
+		total += n
+	}
+	require.Equal(t, uint64(total), info.Statistics.MessageCount)
+	require.Equal(t, uint32(len(topics)), info.Statistics.ChannelCount)
+	require.NotEmpty(t, info.ChunkIndexes)
+	idx, err := r.Messages(mcap.UsingIndex(true), mcap.WithTopics([]string{"/bin/ATT"}))
+	require.NoError(t, err)
+	n := 0
+	for {
+		_, _, _, err := idx.NextInto(nil)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		n++
+	}
+	require.Equal(t, topics["/bin/ATT"], n, "read through the index")
 	require.Greater(t, topics["/tlog/1/1/ATTITUDE"], 1500)
 	require.Equal(t, 1800, topics["/bin/ATT"])
 	require.Equal(t, 5400, topics["/bin/IMU"])
