@@ -26,11 +26,11 @@ type mcapWriter struct {
 	w       *mcap.Writer
 	comp    mcap.CompressionFormat
 	buf     []byte
-	idx     map[uint16]*mcap.MessageIndex
-	order   []uint16 // channels of the chunk, in order of first message
+	idx     []*mcap.MessageIndex // by channel id
+	order   []uint16             // channels of the chunk, in order of first message
 	start   uint64
 	end     uint64
-	count   map[uint16]uint64
+	count   []uint64 // messages by channel id
 	n       int
 	pending chan *chunkJob
 	jobs    chan *chunkJob
@@ -79,7 +79,7 @@ func newMCAPWriter(out io.Writer, comp mcap.CompressionFormat, run *mavRun) (*mc
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &mcapWriter{w: w, comp: comp, buf: make([]byte, 0, chunkSize+chunkSize/8), idx: map[uint16]*mcap.MessageIndex{}, count: map[uint16]uint64{},
+	m := &mcapWriter{w: w, comp: comp, buf: make([]byte, 0, chunkSize+chunkSize/8),
 		pending: make(chan *chunkJob, chunkDepth), jobs: make(chan *chunkJob, chunkDepth), free: make(chan *chunkJob, chunkDepth+2),
 		ctx: ctx, cancel: cancel}
 	for range runtime.GOMAXPROCS(0) {
@@ -165,6 +165,10 @@ func (m *mcapWriter) write(it *mergeItem) error {
 	}
 	c.seq++
 	t, p := uint64(it.t), uint64(it.pub)
+	for int(c.id) >= len(m.idx) {
+		m.idx = append(m.idx, nil)
+		m.count = append(m.count, 0)
+	}
 	idx := m.idx[c.id]
 	if idx == nil {
 		idx = &mcap.MessageIndex{ChannelID: c.id}
@@ -272,8 +276,10 @@ func (m *mcapWriter) close() error {
 	}
 	st := m.w.Statistics
 	for id, n := range m.count {
-		st.ChannelMessageCounts[id] += n
-		st.MessageCount += n
+		if n > 0 {
+			st.ChannelMessageCounts[uint16(id)] += n
+			st.MessageCount += n
+		}
 	}
 	return m.w.Close()
 }

@@ -198,6 +198,7 @@ type mergeItem struct {
 	seq    uint64
 	ch     *channel
 	fm     *mav.Format // BIN records: the format, for the channel
+	tc     *tlogChan   // tlog messages: the channel, as the reader knows it
 	boot   int64       // µs, −1 if none
 	data   []byte
 	own    owner // holds data until the item is written
@@ -428,56 +429,35 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 	tr := mav.NewTlogReader(pr.reader(in))
 	tr.IgnoreCRC = run.ignoreCRC
 	target := run.cfg.Prefer
-	var buf []byte
+	torder := pl.startTlog(run, tr, m.stats)
 	tl := &mergeSrc{name: run.tlog}
 	tl.read = func() error {
-		msg, err := tr.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return err
-			}
-			return fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, err)
+		b, ok := <-torder
+		if !ok {
+			return io.EOF
 		}
-		key := "t" + strconv.Itoa(int(msg.SysID)) + "/" + strconv.Itoa(int(msg.CompID)) + "/" + strconv.Itoa(int(msg.ID))
-		c, err := m.channel(key, fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), msg.Name, msg.Schema)
-		if err != nil {
-			return err
+		if b.err != nil {
+			return b.err
 		}
-		it := mergeItem{t: msg.Receive, boot: -1, ch: c, seq: m.seq}
-		m.seq++
-		var bt *mav.Boot
-		if len(res.Boots) > 0 {
-			bt = res.BootOfReceive(msg.Receive)
+		if len(b.items) == 0 {
+			b.release()
+			return nil
 		}
-		var est *mav.Estimate
-		if bt != nil {
-			if target >= 0 {
-				est = bt.Find(target)
-			} else {
-				est = bt.WinnerEstimate()
-			}
-			if est != nil && est.Source != mav.SourceTlog {
-				// Move the tlog's stamp onto the target clock.
-				if b, ok := bt.ReceiveToBoot(msg.Receive); ok {
-					it.t = est.Unix(b)
+		for k := range b.items {
+			it := b.items[k]
+			tc := it.tc
+			if tc.ch == nil {
+				c, err := m.channel(tc.key, tc.topic, tc.name, func() []byte { return tc.schema })
+				if err != nil {
+					return err
 				}
+				tc.ch = c
 			}
+			it.ch, it.tc = tc.ch, nil
+			it.seq = m.seq
+			m.seq++
+			tl.add(it)
 		}
-		it.pub = it.t
-		if b, ok := msg.TimeBootMs(); ok && bt != nil && int(msg.SysID) == res.SysID && int(msg.CompID) == res.CompID {
-			boot := time.Duration(b) * time.Millisecond
-			it.boot = boot.Microseconds()
-			if est != nil {
-				it.pub = est.Unix(boot)
-			}
-			if m.stats != nil {
-				if te := bt.Find(mav.SourceTlog); te != nil {
-					m.stats.latency(bt.Index, msg.Name, msg.Receive, time.Duration(msg.Receive-te.Unix(boot)))
-				}
-			}
-		}
-		buf = msg.AppendJSON(buf[:0])
-		tl.push(it, buf)
 		return nil
 	}
 	srcs := []*mergeSrc{tl}

@@ -216,3 +216,109 @@ func encodeBatch(b *binBatch) {
 		off += n
 	}
 }
+
+// tlogChan is a channel of tlog messages as the tlog's reader goroutine
+// knows it; the merge loop, the only one to touch ch, resolves it.
+type tlogChan struct {
+	key, topic, name string
+	schema           []byte
+	ch               *channel
+}
+
+// startTlog reads the tlog in a goroutine: messages stamped on the merged
+// clock and encoded as JSON, in batches, in order. stats (the report's,
+// or nil) is written by that goroutine only, until it ends.
+func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader, stats *mergeStats) <-chan *binBatch {
+	order := make(chan *binBatch, pipeDepth)
+	free := make(chan *binBatch, 64)
+	res, target := run.res, run.cfg.Prefer
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(order)
+		type key struct {
+			sys, comp uint8
+			id        uint32
+		}
+		chans := map[key]*tlogChan{}
+		for {
+			var b *binBatch
+			select {
+			case b = <-free:
+			default:
+				b = &binBatch{free: free, json: make([]byte, 0, 5*batchRaw)}
+			}
+			var rerr error
+			for len(b.json) < 4*batchRaw {
+				msg, err := tr.Next()
+				if err != nil {
+					rerr = err
+					break
+				}
+				k := key{msg.SysID, msg.CompID, msg.ID}
+				tc := chans[k]
+				if tc == nil {
+					tc = &tlogChan{key: fmt.Sprintf("t%d/%d/%d", msg.SysID, msg.CompID, msg.ID),
+						topic: fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), name: msg.Name, schema: msg.Schema()}
+					chans[k] = tc
+				}
+				it := mergeItem{t: msg.Receive, boot: -1, tc: tc, own: b}
+				var bt *mav.Boot
+				if len(res.Boots) > 0 {
+					bt = res.BootOfReceive(msg.Receive)
+				}
+				var est *mav.Estimate
+				if bt != nil {
+					if target >= 0 {
+						est = bt.Find(target)
+					} else {
+						est = bt.WinnerEstimate()
+					}
+					if est != nil && est.Source != mav.SourceTlog {
+						// Move the tlog's stamp onto the target clock.
+						if bb, ok := bt.ReceiveToBoot(msg.Receive); ok {
+							it.t = est.Unix(bb)
+						}
+					}
+				}
+				it.pub = it.t
+				if ms, ok := msg.TimeBootMs(); ok && bt != nil && int(msg.SysID) == res.SysID && int(msg.CompID) == res.CompID {
+					boot := time.Duration(ms) * time.Millisecond
+					it.boot = boot.Microseconds()
+					if est != nil {
+						it.pub = est.Unix(boot)
+					}
+					if stats != nil {
+						if te := bt.Find(mav.SourceTlog); te != nil {
+							stats.latency(bt.Index, msg.Name, msg.Receive, time.Duration(msg.Receive-te.Unix(boot)))
+						}
+					}
+				}
+				start := len(b.json)
+				b.json = msg.AppendJSON(b.json)
+				it.data = b.json[start:len(b.json):len(b.json)]
+				b.items = append(b.items, it)
+			}
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				b.err = fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, rerr)
+			}
+			// The JSON may have moved as it grew: point the items at it.
+			off := 0
+			for i := range b.items {
+				n := len(b.items[i].data)
+				b.items[i].data = b.json[off : off+n : off+n]
+				off += n
+			}
+			b.refs.Store(int32(len(b.items)))
+			select {
+			case order <- b:
+			case <-p.ctx.Done():
+				return
+			}
+			if rerr != nil {
+				return
+			}
+		}
+	}()
+	return order
+}
