@@ -3,7 +3,7 @@
 // of the ROS 2 interfaces the nodes and tests use as typed messages:
 // rcl_interfaces (the parameter services), diagnostic_msgs, rosgraph_msgs,
 // std_msgs and builtin_interfaces. The nodes publish their status and
-// diagnostics as CDR encoded in Go (nodes/internal/runtime); the
+// diagnostics as CDR encoded in Go (nodes/internal/nodekit); the
 // integration tests decode them with these bindings. Regenerate them with
 // ROS 2 Humble and this package's colcon install sourced:
 //

@@ -60,17 +60,29 @@ func TestMain(m *testing.M) {
 	os.Setenv("ROS_DOMAIN_ID", fmt.Sprint(100+rand.IntN(100)))
 	os.Setenv("CYCLONEDDS_URI", "file://"+cfg)
 	os.Setenv("RMW_IMPLEMENTATION", "rmw_cyclonedds_cpp")
-	if inst := os.Getenv("TIMEALIGN_INSTALL"); inst != "" {
+	inst := os.Getenv("TIMEALIGN_INSTALL")
+	if inst != "" {
 		// Test the colcon install (.ci/ros2 sets this): its binaries and its
 		// interfaces (timealign/msg/MatchedSet).
 		binDir = filepath.Join(inst, "timealign", "lib", "timealign")
 		prefix := filepath.Join(inst, "timealign")
 		os.Setenv("AMENT_PREFIX_PATH", prefix+":"+os.Getenv("AMENT_PREFIX_PATH"))
 		os.Setenv("LD_LIBRARY_PATH", filepath.Join(prefix, "lib")+":"+os.Getenv("LD_LIBRARY_PATH"))
-	} else {
+	}
+	if inst == "" || raceNodes {
+		// Build the nodes from this source (with the race detector when
+		// the tests have it); the install, if any, still provides the
+		// interfaces.
 		binDir = filepath.Join(dir, "bin")
+		flags := []string{"build", "-tags", "ros2"}
+		if raceNodes {
+			flags = append(flags, "-race")
+			// The race detector waits a second at exit by default: the
+			// nodes must exit within one of SIGTERM.
+			os.Setenv("GORACE", "atexit_sleep_ms=0")
+		}
 		for _, node := range []string{"timestamp_estimator", "clock_sync", "synchronizer", "stream_aligner"} {
-			cmd := exec.Command("go", "build", "-tags", "ros2", "-o", filepath.Join(binDir, node), "../nodes/"+node)
+			cmd := exec.Command("go", append(flags, "-o", filepath.Join(binDir, node), "../nodes/"+node)...)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", node, err, out)
 				os.Exit(1)
@@ -85,8 +97,27 @@ func TestMain(m *testing.M) {
 // proc is a node started by a test.
 type proc struct {
 	cmd    *exec.Cmd
-	output bytes.Buffer
+	output output
 	done   chan error
+}
+
+// output is a node's console output, written by exec's goroutine while a
+// test reads it.
+type output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }
 
 func start(t *testing.T, node string, args ...string) *proc {
@@ -140,6 +171,13 @@ type peer struct {
 var peers atomic.Int64
 
 func newPeer(t *testing.T, in, out, msgType string) *peer {
+	return newPeerQoS(t, in, out, msgType, 1000, false)
+}
+
+// newPeerQoS is newPeer with queues of depth messages, keeping all
+// (a reliable writer then waits for its readers instead of dropping) if
+// keepAll.
+func newPeerQoS(t *testing.T, in, out, msgType string, depth int, keepAll bool) *peer {
 	ctx, err := rclgo.NewContext(rclgo.ClockTypeROSTime, nil)
 	require.NoError(t, err)
 	node, err := ctx.NewNode(fmt.Sprintf("timealign_test_peer_%d", peers.Add(1)), "") // one /rosout publisher each
@@ -148,13 +186,19 @@ func newPeer(t *testing.T, in, out, msgType string) *peer {
 	ts, err := rclgo.LoadDynamicMessageTypeSupport(pkgName, msgName)
 	require.NoError(t, err)
 	p := &peer{ctx: ctx}
-	// Deep reliable queues: the tests check every message.
+	// Reliable queues, deep by default: the tests check every message.
 	opts := rclgo.NewDefaultPublisherOptions()
-	opts.Qos.Depth = 1000
+	opts.Qos.Depth = depth
+	if keepAll {
+		opts.Qos.History = rclgo.HistoryKeepAll
+	}
 	p.pub, err = node.NewPublisher(in, ts, opts)
 	require.NoError(t, err)
 	subOpts := rclgo.NewDefaultSubscriptionOptions()
-	subOpts.Qos.Depth = 1000
+	subOpts.Qos.Depth = depth
+	if keepAll {
+		subOpts.Qos.History = rclgo.HistoryKeepAll
+	}
 	sub, err := node.NewSubscription(out, ts, subOpts, func(s *rclgo.Subscription) {
 		b, _, err := s.TakeSerializedMessage()
 		if err == nil {
@@ -640,9 +684,12 @@ func TestParameters(t *testing.T) {
 	require.Contains(t, out, "0.5")
 	out, _ = ros2(t, "param", "set", "/ta_params", "period_sec", "3.0")
 	require.Contains(t, out, "Setting parameter failed")
-	require.Contains(t, out, "Period (3s) must be shorter than Window (500ms)")
+	require.Contains(t, out, "period_sec (3.0) must be shorter than window_sec (0.5)", "the parameters, in seconds")
+	out, _ = ros2(t, "param", "set", "/ta_params", "window_sec", "7200.0")
+	require.Contains(t, out, "7200.0 is not in [0.001, 3600.0]", "the allowed range")
 	out, _ = ros2(t, "param", "set", "/ta_params", "message_type", "std_msgs/msg/Header")
 	require.Contains(t, out, "Setting parameter failed", "read-only")
+	require.Contains(t, out, "read-only (the subscription and publisher are created with it)", "and why")
 	out, err = ros2(t, "param", "describe", "/ta_params", "loss_threshold")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "Max value: 1000")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/timealign/timealign/pkg/sim"
 )
@@ -62,8 +63,8 @@ func runDemo(e *env, args []string) error {
 
 // demoProblem shows the raw error of stamps taken on arrival.
 func demoProblem(w io.Writer) error {
-	fmt.Fprintln(w, "Drivers stamp a sample when the OS hands it to them: the stamp is late by the")
-	fmt.Fprintln(w, "transport latency, scattered by scheduler jitter; device clocks drift and wrap.")
+	para(w, "Drivers stamp a sample when the OS hands it to them: the stamp is late by the transport "+
+		"latency, scattered by scheduler jitter; device clocks drift and wrap.")
 	fmt.Fprintln(w)
 	tb := newTable("sensor", "rate", "samples", "lost", "bias µs", "std µs", "spread µs")
 	var imu []sim.Sample
@@ -106,6 +107,54 @@ func rawErrors(s []sim.Sample) []float64 {
 		}
 	}
 	return errs
+}
+
+// demoWidth is the width the demo's prose is wrapped to.
+const demoWidth = 86
+
+// para writes text as a paragraph wrapped at demoWidth columns.
+func para(w io.Writer, text string) {
+	line := 0
+	for i, word := range words(text) {
+		n := utf8.RuneCountInString(word)
+		if i > 0 && line+1+n > demoWidth {
+			fmt.Fprintln(w)
+			line = 0
+		} else if i > 0 {
+			fmt.Fprint(w, " ")
+			line++
+		}
+		fmt.Fprint(w, word)
+		line += n
+	}
+	fmt.Fprintln(w)
+}
+
+// words splits text at spaces, keeping a number with its unit ("5 ms",
+// "2 %") so that no line ends between them.
+func words(text string) []string {
+	var out []string
+	for _, f := range strings.Fields(text) {
+		if n := len(out); n > 0 && isUnit(f) && isNumber(out[n-1]) {
+			out[n-1] += " " + f
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func isUnit(s string) bool {
+	switch strings.TrimRight(s, ".,;:)") {
+	case "ns", "µs", "ms", "s", "min", "h", "Hz", "kHz", "ppm", "%", "bit", "MB", "GB":
+		return true
+	}
+	return false
+}
+
+func isNumber(s string) bool {
+	s = strings.TrimLeft(s, "(+−-~≤≥<>")
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return !strings.ContainsRune("0123456789.,–", r) }) < 0
 }
 
 // table is a plain-text table with right-aligned numeric columns.

@@ -58,10 +58,11 @@ func demoAlign(w io.Writer) error {
 		}
 		newest = max(newest, m.True)
 	}
-	fmt.Fprintf(w, "A 100 Hz IMU (2–4 ms latency), a 30 Hz camera (30 ms + exponential 5 ms) and a\n")
-	fmt.Fprintf(w, "10 Hz lidar (60–90 ms, 5 %% outliers up to +150 ms): %d of %d messages arrive\n", outOfOrder, len(merged))
-	fmt.Fprintf(w, "after a newer stamp. The aligner (lookahead = period) replays them in stamp order,\n")
-	fmt.Fprintf(w, "draining after every arrival; the timeout trades delay against late drops:\n\n")
+	para(w, fmt.Sprintf("A 100 Hz IMU (2–4 ms latency), a 30 Hz camera (30 ms + exponential 5 ms) and a "+
+		"10 Hz lidar (60–90 ms, 5 %% outliers up to +150 ms): %d of %d messages arrive after a newer "+
+		"stamp. The aligner (lookahead = period) replays them in stamp order, draining after every "+
+		"arrival; the timeout trades delay against late drops:", outOfOrder, len(merged)))
+	fmt.Fprintln(w)
 	tb := newTable("timeout", "played", "in order", "late drops", "mean delay ms", "max delay ms", "buffered")
 	var order []string
 	for _, timeout := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond} {
@@ -114,8 +115,8 @@ func demoAlign(w io.Writer) error {
 	for i := 0; i < len(order); i += 7 {
 		fmt.Fprintln(w, "  "+strings.Join(order[i:min(i+7, len(order))], "  "))
 	}
-	fmt.Fprintln(w, "Delay is playback minus acquisition time: the price of order is waiting for the")
-	fmt.Fprintln(w, "slowest stream, bounded by the timeout; samples later than that are dropped, counted.")
+	para(w, "Delay is playback minus acquisition time: the price of order is waiting for the slowest "+
+		"stream, bounded by the timeout; samples later than that are dropped, counted.")
 	return nil
 }
 

@@ -78,7 +78,7 @@ func demoMav(w io.Writer) error {
 		if st != "won" {
 			st += " " + fmtShort(e.Delta)
 		}
-		tb.row(e.Source.String(), utc(stamp.Time(e.OffsetAt(0))), fmtUnc(e.Uncertainty), st)
+		tb.row(e.Source.String(), utcUS(stamp.Time(e.OffsetAt(0))), fmtUnc(e.Uncertainty), st)
 	}
 	tb.write(w)
 	fmt.Fprintln(w)

@@ -25,10 +25,10 @@ func demoPLL(w io.Writer) error {
 		return err
 	}
 	d := sim.Delivered(s)
-	fmt.Fprintln(w, "A harder lidar than section 1's: 25 Hz, its 32-bit µs tick counter runs 40 ppm")
-	fmt.Fprintln(w, "fast and drifts, and the run starts 30 s before the counter wraps (it wraps every")
-	fmt.Fprintln(w, "72 minutes); scans arrive 1–11 ms late with 2 % outliers up to 80 ms, and the host")
-	fmt.Fprintln(w, "clock steps +2 s at 45 s. Each mode maps ticks to host time over 60 s:")
+	para(w, "A harder lidar than section 1's: 25 Hz, its 32-bit µs tick counter runs 40 ppm fast and "+
+		"drifts, and the run starts 30 s before the counter wraps (it wraps every 72 minutes); "+
+		"scans arrive 1–11 ms late with 2 % outliers up to 80 ms, and the host clock steps +2 s at "+
+		"45 s. Each mode maps ticks to host time over 60 s:")
 	fmt.Fprintln(w)
 	tb := newTable("stamps", "valid", "bias µs", "std µs", "spread µs")
 	raw := rawErrors(d)
@@ -71,8 +71,8 @@ func demoPLL(w io.Writer) error {
 	if len(notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "sick is SICK's SoftwarePLL: every stamp is anchored at one received sample, so the")
-	fmt.Fprintln(w, "jitter passes through. envelope fits the line under the points (latency is never")
-	fmt.Fprintln(w, "negative): what is left is the smallest latency, a constant bias.")
+	para(w, "sick is SICK's SoftwarePLL: every stamp is anchored at one received sample, so the jitter "+
+		"passes through. envelope fits the line under the points (latency is never negative): what "+
+		"is left is the smallest latency, a constant bias.")
 	return nil
 }

@@ -39,8 +39,8 @@ func demoSync(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "A 30 Hz camera, a 100 Hz IMU and a 10 Hz lidar (hardware stamps), arriving out of")
-	fmt.Fprintln(w, "order across topics (different latencies). Each policy matches one message per topic:")
+	para(w, "A 30 Hz camera, a 100 Hz IMU and a 10 Hz lidar (hardware stamps), arriving out of order "+
+		"across topics (different latencies). Each policy matches one message per topic:")
 	fmt.Fprintln(w)
 	tb := newTable("policy", "sets", "mean span ms", "max span ms", "dropped", "mean latency ms")
 	var first [][]stamp.Time
@@ -85,12 +85,12 @@ func demoSync(w io.Writer) error {
 		sets.row(cells...)
 	}
 	sets.write(w)
-	fmt.Fprintln(w, "span: newest minus oldest stamp of a set; latency: from the arrival of a set's last")
-	fmt.Fprintln(w, "member to its publication. exact needs identical stamps, which free-running sensors")
-	fmt.Fprintln(w, "never produce; epsilon (5 ms) publishes as soon as every topic has a message within")
-	fmt.Fprintln(w, "5 ms of the oldest; approximate picks, for each lidar scan, the tightest set, and")
-	fmt.Fprintln(w, "waits for later messages to know that no tighter one can come (its latency); latest")
-	fmt.Fprintln(w, "repeats the slow topics at the IMU's rate.")
+	para(w, "span: newest minus oldest stamp of a set; latency: from the arrival of a set's last member "+
+		"to its publication. exact needs identical stamps, which free-running sensors never "+
+		"produce; epsilon (5 ms) publishes as soon as every topic has a message within 5 ms of the "+
+		"oldest; approximate picks, for each lidar scan, the tightest set, and waits for later "+
+		"messages to know that no tighter one can come (its latency); latest repeats the slow "+
+		"topics at the IMU's rate.")
 	return nil
 }
 

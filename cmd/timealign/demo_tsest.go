@@ -16,10 +16,10 @@ const demoSeeds = 10
 
 // demoTsest removes the jitter from simulated IMU and driver streams.
 func demoTsest(w io.Writer) error {
-	fmt.Fprintln(w, "A periodic sensor stamped on arrival: the estimator fits the line under the")
-	fmt.Fprintln(w, "(sample, receive time) points (jitter is never negative) and stamps each sample")
-	fmt.Fprintf(w, "as it arrives, with zero latency. A 100 Hz IMU unless said; %d runs of 20 s each\n", demoSeeds)
-	fmt.Fprintln(w, "(different seeds), scored after a 2 s warm-up; errors in µs:")
+	para(w, fmt.Sprintf("A periodic sensor stamped on arrival: the estimator fits the line under the "+
+		"(sample, receive time) points (jitter is never negative) and stamps each sample as it "+
+		"arrives, with zero latency. A 100 Hz IMU unless said; %d runs of 20 s each (different "+
+		"seeds), scored after a 2 s warm-up; errors in µs:", demoSeeds))
 	fmt.Fprintln(w)
 	tb := newTable("stream", "lost", "found", "raw std", "raw spread", "bias", "std", "spread")
 	type run struct {
@@ -84,14 +84,13 @@ func demoTsest(w io.Writer) error {
 	}
 	tb.write(w)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "lost: samples the sensor lost; found: losses the estimator inferred from timing")
-	fmt.Fprintln(w, "alone. bias, std and spread are each run's, pooled (mean bias, root mean square")
-	fmt.Fprintln(w, "std, largest spread). Without a hardware reference the estimate keeps the constant")
-	fmt.Fprintln(w, "latency (bias: 5 ms here) and removes the jitter; a hardware pulse (the true time")
-	fmt.Fprintln(w, "of a sample, read a little late) makes it absolute too. A run of losses can cost")
-	fmt.Fprintln(w, "one period (10 ms) on the sample after it, until the stream's timing shows what")
-	fmt.Fprintln(w, "was lost: the spread of that row.")
-	fmt.Fprintln(w, "On the reference run of the first kind (testdata/reference/tsest) Rock's")
-	fmt.Fprintln(w, "TimestampEstimator leaves 48.1 µs std and timealign 12.3 µs.")
+	para(w, "lost: samples the sensor lost; found: losses the estimator inferred from timing alone. "+
+		"bias, std and spread are each run's, pooled (mean bias, root mean square std, largest "+
+		"spread). Without a hardware reference the estimate keeps the constant latency (bias: 5 ms "+
+		"here) and removes the jitter; a hardware pulse (the true time of a sample, read a little "+
+		"late) makes it absolute too. A run of losses can cost one period (10 ms) on the sample "+
+		"after it, until the stream's timing shows what was lost: the spread of that row. On the "+
+		"reference run of the first kind (testdata/reference/tsest) Rock's TimestampEstimator "+
+		"leaves 48.1 µs std and timealign 12.3 µs.")
 	return nil
 }

@@ -22,11 +22,38 @@ import (
 // signal handler removes before exiting (see main).
 type temps struct {
 	mu     gosync.Mutex
-	paths  map[string]bool
-	closed bool // interrupted: no more renames
+	paths  map[string]bool // temporary files, and directories (true) removed whole
+	closed bool            // interrupted: no more renames
 }
 
 func newTemps() *temps { return &temps{paths: map[string]bool{}} }
+
+// createDir makes a temporary directory (os.MkdirTemp) and records it; it
+// is removed with everything in it on a signal.
+func (t *temps) createDir(dir, pattern string) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return "", context.Canceled
+	}
+	d, err := os.MkdirTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	t.paths[d] = true
+	return d, nil
+}
+
+// track records a temporary path (file or directory) made by the caller.
+func (t *temps) track(p string, dir bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return context.Canceled
+	}
+	t.paths[p] = dir
+	return nil
+}
 
 // create makes a temporary file (os.CreateTemp) and records it, under the
 // lock, so that none is created after removeAll.
@@ -40,7 +67,7 @@ func (t *temps) create(dir, pattern string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.paths[f.Name()] = true
+	t.paths[f.Name()] = false
 	return f, nil
 }
 
@@ -55,20 +82,59 @@ func (t *temps) commit(tmp, final string) error {
 	return os.Rename(tmp, final)
 }
 
+// commitDir renames the temporary directory tmp to final, unless the
+// process was interrupted. An existing final (a bag the user asked to
+// overwrite) is first moved aside, then removed once tmp is in place, so
+// that no interruption leaves neither.
+func (t *temps) commitDir(tmp, final string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return context.Canceled
+	}
+	old := ""
+	if _, err := os.Lstat(final); err == nil {
+		old = filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".old-"+filepath.Base(tmp))
+		if err := os.Rename(final, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		if old != "" {
+			os.Rename(old, final)
+		}
+		return err
+	}
+	delete(t.paths, tmp)
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
 func (t *temps) remove(p string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.paths[p] {
+		os.RemoveAll(p)
+	} else {
+		os.Remove(p)
+	}
 	delete(t.paths, p)
-	os.Remove(p)
 }
 
-// removeAll removes every temporary file and refuses later commits.
+// removeAll removes every temporary file and directory and refuses later
+// commits.
 func (t *temps) removeAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
-	for p := range t.paths {
-		os.Remove(p)
+	for p, dir := range t.paths {
+		if dir {
+			os.RemoveAll(p)
+		} else {
+			os.Remove(p)
+		}
 	}
 	t.paths = map[string]bool{}
 }

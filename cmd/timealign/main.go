@@ -42,8 +42,9 @@ type env struct {
 	stdinStat func() fs.FileInfo
 	// stdinIsTerminal: a command reading standard input says so.
 	stdinIsTerminal bool
-	// stderrIsTerminal: long runs show a progress bar there.
-	stderrIsTerminal bool
+	// stderrIsTerminal: progress bars are drawn (after a second of work);
+	// noProgress turns them off (--quiet).
+	stderrIsTerminal, noProgress bool
 }
 
 // command is one subcommand.
@@ -61,7 +62,8 @@ func commands() []command {
 		{"pll", "map device clock ticks to host time (pkg/pll)", runPLL},
 		{"sync", "match messages of N topics into sets (pkg/sync policies)", runSync},
 		{"align", "replay N streams in time order, Rock StreamAligner (pkg/sync)", runAlign},
-		{"simulate", "write simulated sensor streams with ground truth as CSV (pkg/sim)", runSimulate},
+		{"simulate", "write simulated sensor streams with ground truth as CSV or a bag (pkg/sim)", runSimulate},
+		{"bag", "rosbag2 bags: info, report (timing analysis), fix (rewrite stamps)", runBag},
 		{"mav", "ArduPilot logs: align a tlog with dataflash BIN logs, merge them (pkg/mav)", runMav},
 		{"version", "print the version", runVersion},
 	}

@@ -151,3 +151,20 @@ func TestFlagsAfterInput(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "flag provided but not defined: -bogus")
 }
+
+// TestPara: demo prose wraps at demoWidth and never between a number and
+// its unit.
+func TestPara(t *testing.T) {
+	var b strings.Builder
+	text := strings.Repeat("the estimate is off by 12.5 ms after 3 s at 100 Hz; ", 20)
+	para(&b, text)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Greater(t, len(lines), 5)
+	for _, l := range lines {
+		require.LessOrEqual(t, utf8.RuneCountInString(l), demoWidth, l)
+		for _, u := range []string{"ms", "s", "Hz"} {
+			require.False(t, strings.HasPrefix(l, u+" ") || strings.HasPrefix(l, u+";"), "a unit starts the line: %q", l)
+		}
+	}
+	require.Equal(t, strings.Join(strings.Fields(text), " "), strings.Join(lines, " "), "every word, in order")
+}

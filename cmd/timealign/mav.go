@@ -124,7 +124,7 @@ func runMavAlign(e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "write the result as JSON (offsets in integer µs) instead of text")
 	out := fs.String("out", "", "output file (default standard output)")
 	report := fs.String("report", "", "write an HTML timing report to this file")
-	quiet := fs.Bool("quiet", false, "no summary of skipped input on standard error")
+	quiet := fs.Bool("quiet", false, "no progress bar and no summary of skipped input on standard error")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -140,7 +140,8 @@ func runMavAlign(e *env, args []string) error {
 		return err
 	}
 	defer f.abort()
-	pr := newProgress(e, f, 2, "aligning")
+	e.noProgress = e.noProgress || *quiet
+	pr := logProgress(e, f, "aligning")
 	run, err := alignLogs(f, cfg, mf.ignoreCRC, pr)
 	if err != nil {
 		pr.finish()
@@ -171,6 +172,15 @@ func runMavAlign(e *env, args []string) error {
 		run.summary(e, "mav align")
 	}
 	return nil
+}
+
+// logProgress is the progress bar of a command that reads its logs twice.
+func logProgress(e *env, f *files, what string) *progress {
+	var total int64
+	for _, in := range f.ins {
+		total += 2 * in.size
+	}
+	return newProgress(e, what+" "+filepath.Base(f.ins[0].name), total)
 }
 
 // mavRun is the first pass over the logs: the alignment and what the
@@ -335,7 +345,7 @@ func limitList(s []string) string {
 }
 
 // utc formats a stamp as an ISO time with µs.
-func utc(t stamp.Time) string {
+func utcUS(t stamp.Time) string {
 	return time.Unix(0, int64(t)).UTC().Format("2006-01-02 15:04:05.000000")
 }
 
@@ -385,7 +395,7 @@ func writeAlignText(w io.Writer, run *mavRun) error {
 	b.WriteString("\n")
 	for _, bt := range r.Boots {
 		fmt.Fprintf(&b, "\nboot %d: uptime %s – %s, %d messages with time_boot_ms\n  received %s – %s UTC (the tlog's stamps)\n",
-			bt.Index+1, secs(bt.First), secs(bt.Last), bt.Messages, utc(bt.FirstReceive)[:23], utc(bt.LastReceive)[11:23])
+			bt.Index+1, secs(bt.First), secs(bt.Last), bt.Messages, utcUS(bt.FirstReceive)[:23], utcUS(bt.LastReceive)[11:23])
 		tb := newTable("source", "offset (Unix time at boot 0)", "±", "skew ppm", "samples", "status")
 		for _, e := range bt.Estimates {
 			name := e.Source.String()
@@ -396,7 +406,7 @@ func writeAlignText(w io.Writer, run *mavRun) error {
 			if e.Status != "won" {
 				status += fmt.Sprintf(" %+s", fmtShort(e.Delta))
 			}
-			tb.row(name, utc(stamp.Time(e.OffsetAt(0))), fmtUnc(e.Uncertainty), fmt.Sprintf("%+.1f", e.SkewPPM), fmt.Sprint(e.Samples), status)
+			tb.row(name, utcUS(stamp.Time(e.OffsetAt(0))), fmtUnc(e.Uncertainty), fmt.Sprintf("%+.1f", e.SkewPPM), fmt.Sprint(e.Samples), status)
 		}
 		if len(bt.Estimates) > 0 {
 			tb.write(&b)
@@ -451,7 +461,7 @@ func writeAlignText(w io.Writer, run *mavRun) error {
 			fmt.Fprintf(&b, "  ? %d GPS records without GPS time\n", br.GPSWithoutTime)
 		}
 		if br.Boot < 0 && br.GPS != nil {
-			fmt.Fprintf(&b, "  gps: offset %s ± %s, skew %+.1f ppm, %d samples\n", utc(stamp.Time(br.GPS.OffsetAt(0))),
+			fmt.Fprintf(&b, "  gps: offset %s ± %s, skew %+.1f ppm, %d samples\n", utcUS(stamp.Time(br.GPS.OffsetAt(0))),
 				fmtUnc(br.GPS.Uncertainty), br.GPS.SkewPPM, br.GPS.Samples)
 		}
 	}

@@ -55,7 +55,7 @@ func runMavMerge(e *env, args []string) error {
 	force := fs.Bool("force", false, "merge logs that do not belong together")
 	compression := fs.String("compression", "lz4", "mcap: chunk compression, lz4 (fast), zstd (smaller) or none")
 	reorder := fs.Duration("reorder", 2*time.Second, "how late a record may come and still be put in time order")
-	quiet := fs.Bool("quiet", false, "no summary on standard error")
+	quiet := fs.Bool("quiet", false, "no progress bar and no summary on standard error")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -104,7 +104,8 @@ func runMavMerge(e *env, args []string) error {
 		return err
 	}
 	defer f.abort()
-	pr := newProgress(e, f, 2, "merging")
+	e.noProgress = e.noProgress || *quiet
+	pr := logProgress(e, f, "merging")
 	defer pr.finish()
 	run, err := alignLogs(f, cfg, mf.ignoreCRC, pr)
 	if err != nil {
@@ -128,7 +129,9 @@ func runMavMerge(e *env, args []string) error {
 	defer w.abort()
 	m := &merger{run: run, w: w, reorder: *reorder, channels: map[string]*channel{}}
 	if f.asked(1) {
-		m.stats = newMergeStats(run)
+		if m.stats, err = newMavTiming(); err != nil {
+			return err
+		}
 	}
 	if err := m.merge(f, pr); err != nil {
 		return err
@@ -338,7 +341,7 @@ type merger struct {
 	channels map[string]*channel
 	nextID   uint16
 	seq      uint64
-	stats    *mergeStats
+	stats    *mavTiming // the report's, or nil
 	out      *asyncWriter
 	// Counters.
 	written, late, noTime, clamped int64
@@ -415,6 +418,9 @@ func (m *merger) emit(it mergeItem) error {
 	c.count++
 	c.last = max(c.last, it.t)
 	m.written++
+	if m.stats != nil {
+		m.stats.add(c.topic, c.schema, it.fm == nil, it.t, it.pub, it.boot >= 0, len(it.data))
+	}
 	return m.out.add(it)
 }
 
@@ -429,7 +435,7 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 	tr := mav.NewTlogReader(pr.reader(in))
 	tr.IgnoreCRC = run.ignoreCRC
 	target := run.cfg.Prefer
-	torder := pl.startTlog(run, tr, m.stats)
+	torder := pl.startTlog(run, tr)
 	tl := &mergeSrc{name: run.tlog}
 	tl.read = func() error {
 		b, ok := <-torder

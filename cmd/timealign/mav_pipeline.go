@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/stamp"
 )
 
 // The BIN side of a merge is most of its work: every record decoded and
@@ -225,10 +226,45 @@ type tlogChan struct {
 	ch               *channel
 }
 
+// tlogStamps places a tlog message on the merged clock: t is its receive
+// stamp (moved onto the target source's clock when that is not the
+// tlog's), pub the autopilot's time of sending on the same clock for the
+// autopilot's messages with time_boot_ms (else t), boot that time_boot_ms
+// in µs (−1: none).
+func tlogStamps(res *mav.Result, target mav.Source, msg *mav.TlogMessage) (t, pub stamp.Time, boot int64) {
+	t, boot = msg.Receive, -1
+	var bt *mav.Boot
+	if len(res.Boots) > 0 {
+		bt = res.BootOfReceive(msg.Receive)
+	}
+	var est *mav.Estimate
+	if bt != nil {
+		if target >= 0 {
+			est = bt.Find(target)
+		} else {
+			est = bt.WinnerEstimate()
+		}
+		if est != nil && est.Source != mav.SourceTlog {
+			// Move the tlog's stamp onto the target clock.
+			if bb, ok := bt.ReceiveToBoot(msg.Receive); ok {
+				t = est.Unix(bb)
+			}
+		}
+	}
+	pub = t
+	if ms, ok := msg.TimeBootMs(); ok && bt != nil && int(msg.SysID) == res.SysID && int(msg.CompID) == res.CompID {
+		b := time.Duration(ms) * time.Millisecond
+		boot = b.Microseconds()
+		if est != nil {
+			pub = est.Unix(b)
+		}
+	}
+	return t, pub, boot
+}
+
 // startTlog reads the tlog in a goroutine: messages stamped on the merged
-// clock and encoded as JSON, in batches, in order. stats (the report's,
-// or nil) is written by that goroutine only, until it ends.
-func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader, stats *mergeStats) <-chan *binBatch {
+// clock and encoded as JSON, in batches, in order.
+func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader) <-chan *binBatch {
 	order := make(chan *binBatch, pipeDepth)
 	free := make(chan *binBatch, 64)
 	res, target := run.res, run.cfg.Prefer
@@ -262,38 +298,8 @@ func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader, stats *mergeSta
 						topic: fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), name: msg.Name, schema: msg.Schema()}
 					chans[k] = tc
 				}
-				it := mergeItem{t: msg.Receive, boot: -1, tc: tc, own: b}
-				var bt *mav.Boot
-				if len(res.Boots) > 0 {
-					bt = res.BootOfReceive(msg.Receive)
-				}
-				var est *mav.Estimate
-				if bt != nil {
-					if target >= 0 {
-						est = bt.Find(target)
-					} else {
-						est = bt.WinnerEstimate()
-					}
-					if est != nil && est.Source != mav.SourceTlog {
-						// Move the tlog's stamp onto the target clock.
-						if bb, ok := bt.ReceiveToBoot(msg.Receive); ok {
-							it.t = est.Unix(bb)
-						}
-					}
-				}
-				it.pub = it.t
-				if ms, ok := msg.TimeBootMs(); ok && bt != nil && int(msg.SysID) == res.SysID && int(msg.CompID) == res.CompID {
-					boot := time.Duration(ms) * time.Millisecond
-					it.boot = boot.Microseconds()
-					if est != nil {
-						it.pub = est.Unix(boot)
-					}
-					if stats != nil {
-						if te := bt.Find(mav.SourceTlog); te != nil {
-							stats.latency(bt.Index, msg.Name, msg.Receive, time.Duration(msg.Receive-te.Unix(boot)))
-						}
-					}
-				}
+				it := mergeItem{tc: tc, own: b}
+				it.t, it.pub, it.boot = tlogStamps(res, target, msg)
 				start := len(b.json)
 				b.json = msg.AppendJSON(b.json)
 				it.data = b.json[start:len(b.json):len(b.json)]

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -109,9 +110,23 @@ func TestMavAlign(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	html, err := os.ReadFile(rep)
 	require.NoError(t, err)
-	require.Contains(t, string(html), "Latency above the fitted floor over time")
-	require.Contains(t, string(html), "Each source&#39;s offset minus the winner&#39;s")
-	require.Equal(t, 4, strings.Count(string(html), "<svg"))
+	// The bag report's page: the clocks' sections, then the tlog's topics.
+	page := string(html)
+	require.Contains(t, page, "<h1>timealign mav report</h1>")
+	require.Contains(t, page, "<h2>Boot 1</h2>")
+	require.Contains(t, page, "<h2>/tlog/1/1/ATTITUDE <span")
+	require.NotContains(t, page, "/bin/", "align analyses the tlog only")
+	require.NotContains(t, page, "ApproximateTime")
+	// Plots: the offset of gps against tlog, the latency histogram and
+	// its course, and up to 4 per topic.
+	require.Greater(t, strings.Count(page, "<svg"), 3)
+	// The latency above the floor: exponential of mean 20 ms (median
+	// 13.9 ms), time_boot_ms truncated to the ms.
+	m := regexp.MustCompile(`above the fitted floor[^<]*p50 ([0-9.]+)ms`).FindStringSubmatch(page)
+	require.NotNil(t, m, "the latency paragraph")
+	p50, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	require.InDelta(t, 13.9, p50, 2.5)
 }
 
 func TestMavMergeMCAP(t *testing.T) {
@@ -199,7 +214,11 @@ func TestMavMergeMCAP(t *testing.T) {
 	html, err := os.ReadFile(rep)
 	require.NoError(t, err)
 	require.Contains(t, string(html), "<svg")
-	require.Contains(t, string(html), "/bin/ATT")
+	// The merged stream's timing: /bin/ATT at 10 Hz, no record missing.
+	row := regexp.MustCompile(`(?m)^/bin/ATT +ATT +1800 +10 Hz +[0-9.]+ms .* 0 \(0\) .*$`)
+	require.Regexp(t, row, string(html))
+	require.Contains(t, string(html), "<h2>Merged stream</h2>")
+	require.NotContains(t, string(html), "offsets between host-stamped streams", "no pairs of 90 topics")
 }
 
 func TestMavMergeCSV(t *testing.T) {

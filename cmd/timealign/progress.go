@@ -8,69 +8,80 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// progress is a progress bar over the bytes a command reads, on standard
-// error when it is a terminal, shown once a run has taken a second (short
-// runs print nothing).
+// progress is a progress bar on standard error for work that takes more
+// than a second: it appears only after the first second, and never when
+// standard error is not a terminal (a log, a pipe, CI) or progress is off
+// (--quiet), so that redirected output stays clean. Its methods may be
+// called from several goroutines (the readers of a merge run in their own).
 type progress struct {
-	mu      gosync.Mutex // readers of a merge run in several goroutines
-	e       *env
-	desc    string
-	total   int64
-	done    int64
-	start   time.Time
-	bar     *progressbar.ProgressBar
-	enabled bool
+	mu    gosync.Mutex // guards bar
+	e     *env
+	what  string
+	total int64 // bytes; -1 when unknown
+	start time.Time
+	bar   *progressbar.ProgressBar
+	off   bool
 }
 
-// newProgress counts passes over the inputs of f.
-func newProgress(e *env, f *files, passes int, desc string) *progress {
-	p := &progress{e: e, desc: desc, start: time.Now(), enabled: e.stderrIsTerminal}
-	for _, in := range f.ins {
-		p.total += in.size * int64(passes)
-	}
-	return p
-}
-
-func (p *progress) add(n int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.enabled || n <= 0 {
-		return
-	}
-	p.done += int64(n)
-	if p.bar == nil {
-		if time.Since(p.start) < time.Second {
-			return
-		}
-		p.bar = progressbar.NewOptions64(p.total,
-			progressbar.OptionSetWriter(p.e.stderr),
-			progressbar.OptionSetDescription("timealign: "+p.desc),
+// newProgress starts measuring a task of total bytes (-1: unknown).
+func newProgress(e *env, what string, total int64) *progress {
+	p := &progress{e: e, what: what, total: total, start: time.Now(), off: !e.stderrIsTerminal || e.noProgress}
+	if !p.off {
+		// The bar measures from the start (its rate is right) but draws
+		// nothing during the first second.
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(&gate{w: e.stderr, after: p.start.Add(time.Second)}),
+			progressbar.OptionSetDescription(what),
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionSetWidth(30),
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionUseIECUnits(true),
 		)
-		_ = p.bar.Set64(p.done)
-		return
 	}
-	_ = p.bar.Add64(int64(n))
+	return p
 }
 
-// finish removes the bar.
-func (p *progress) finish() {
+// gate drops what is written before a time.
+type gate struct {
+	w     io.Writer
+	after time.Time
+}
+
+func (g *gate) Write(b []byte) (int, error) {
+	if time.Now().Before(g.after) {
+		return len(b), nil
+	}
+	return g.w.Write(b)
+}
+
+// set reports n bytes done.
+func (p *progress) set(n int64) {
+	if p == nil || p.off {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
-		_ = p.bar.Finish()
-		p.bar = nil
+		p.bar.Set64(n)
 	}
-	p.enabled = false
 }
 
-// reader counts what r reads.
+// add reports n more bytes done.
+func (p *progress) add(n int) {
+	if p == nil || p.off || n <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Add64(int64(n))
+	}
+}
+
+// reader counts what r reads as done.
 func (p *progress) reader(r io.Reader) io.Reader {
-	if !p.enabled {
+	if p == nil || p.off {
 		return r
 	}
 	return &countReader{r: r, p: p}
@@ -85,4 +96,21 @@ func (c *countReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.p.add(n)
 	return n, err
+}
+
+// finish removes the bar.
+func (p *progress) finish() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil {
+		return
+	}
+	if time.Since(p.start) >= time.Second {
+		p.bar.Finish()
+		p.bar.Clear()
+	}
+	p.bar = nil
 }

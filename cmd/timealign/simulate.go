@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timealign/timealign/pkg/bag"
 	"github.com/timealign/timealign/pkg/csvio"
 	"github.com/timealign/timealign/pkg/sim"
 )
@@ -27,15 +28,34 @@ Formats (--format):
 
 Truth (--truth FILE): for estimate and pll, one row truth_ns per sample row
 (the true acquisition time); for sync and align, topic,seq,true_ns,receive_ns
-per message.
+per message; for --bag, topic,seq,true_ns,header_ns,log_ns per message.
+
+Bags (--bag DIR): a rosbag2 bag (directory with metadata.yaml; DIR ending in
+.mcap or .db3: one storage file) of the --streams as standard sensor topics:
+  imu        /imu/data_raw      sensor_msgs/msg/Imu        header.stamp = receive time
+  camera     /camera/image_raw  sensor_msgs/msg/Image      header.stamp = receive time (--image-size, mono8)
+  lidar      /scan              sensor_msgs/msg/LaserScan  header.stamp = device clock
+  autopilot  /autopilot/imu     sensor_msgs/msg/Imu        header.stamp = device clock (boot)
+  bursty     /bursty/imu        sensor_msgs/msg/Imu        header.stamp = receive time
+The log time is the recorder's host clock: the receive time plus
+--recorder-delay (and an exponential jitter of half of it). --storage mcap
+or sqlite3, --compression (MCAP chunks), --max-bag-size splits the bag.
 
 Presets (--preset, or --streams for sync and align):
 `
 
-// simulateFormatFlags lists the flags that only some formats use.
+// simulateFormatFlags lists the flags that only some formats use ("bag"
+// is --bag DIR).
 var simulateFormatFlags = map[string][]string{
 	"preset":          {"estimate", "pll", "samples"},
-	"streams":         {"sync", "align"},
+	"streams":         {"sync", "align", "bag"},
+	"out":             {"estimate", "pll", "samples", "sync", "align"},
+	"storage":         {"bag"},
+	"compression":     {"bag"},
+	"max-bag-size":    {"bag"},
+	"image-size":      {"bag"},
+	"recorder-delay":  {"bag"},
+	"overwrite":       {"bag"},
 	"stamp":           {"sync", "align"},
 	"index":           {"estimate"},
 	"announce-loss":   {"estimate"},
@@ -68,6 +88,13 @@ func runSimulate(e *env, args []string) error {
 		withIndex = fs.Bool("index", false, "for estimate: fill the index column with the sensor's counter")
 		announce  = fs.Bool("announce-loss", false, "for estimate: write a loss row for each lost sample")
 		refEvery  = fs.Int("reference-every", 0, "for estimate: write a reference row (true time) before every N-th sample; 0 for none")
+		bagDir    = fs.String("bag", "", "write a rosbag2 bag of the --streams to this directory (or .mcap/.db3 file) instead of CSV")
+		storage   = fs.String("storage", "mcap", "for --bag: storage format, mcap or sqlite3")
+		compress  = fs.String("compression", "none", "for --bag: MCAP chunk compression, zstd, lz4 or none")
+		maxSize   = fs.Int64("max-bag-size", 0, "for --bag: split the bag into files of about this many bytes (0: one file)")
+		imageSize = fs.String("image-size", "64x48", "for --bag: camera image size WIDTHxHEIGHT (mono8)")
+		recDelay  = fs.Duration("recorder-delay", 200*time.Microsecond, "for --bag: the recorder's delay after the receive time")
+		overwrite = fs.Bool("overwrite", false, "for --bag: replace an existing bag")
 	)
 	var (
 		c      sim.Config
@@ -108,7 +135,16 @@ func runSimulate(e *env, args []string) error {
 		return usagef("simulate takes no input file, got %q", fs.Args())
 	}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["bag"] {
+		if set["format"] {
+			return usagef("--bag writes a bag: --format does not apply")
+		}
+		*format = "bag"
+	}
 	if err := unusedFlags(fs, "--format", *format, simulateFormatFlags); err != nil {
+		if set["bag"] {
+			return usagef("%s", strings.Replace(err.Error(), "--format bag", "--bag", 1))
+		}
 		return err
 	}
 	if set["reboots"] {
@@ -150,7 +186,7 @@ func runSimulate(e *env, args []string) error {
 			}
 			return writeSamples(w, gen)
 		})
-	case "sync", "align":
+	case "sync", "align", "bag":
 		var cfgs []sim.Config
 		for i, name := range strings.Split(*streams, ",") {
 			p, err := sim.LookupPreset(strings.TrimSpace(name))
@@ -168,6 +204,31 @@ func runSimulate(e *env, args []string) error {
 		}
 		if len(cfgs) < 2 && *format == "sync" {
 			return usagef("--streams: sync needs at least 2 streams")
+		}
+		if *format == "bag" {
+			o := simBagOptions{dir: *bagDir, truth: *truthPath, compression: *compress, maxBagSize: *maxSize,
+				recorderDelay: *recDelay, seed: cfgs[0].Seed, cfgs: cfgs, overwrite: *overwrite}
+			st, err := bag.ParseStorage(*storage)
+			if err != nil {
+				return usagef("--storage is %q, want mcap or sqlite3", cut(*storage))
+			}
+			o.storage = st
+			if _, err := bag.ParseCompression(*compress); err != nil {
+				return usagef("--compression is %q, want zstd, lz4 or none", cut(*compress))
+			}
+			if st == bag.SQLite && set["compression"] && *compress != "none" {
+				return usagef("--compression applies to MCAP chunks; SQLite bags are not compressed")
+			}
+			if *maxSize < 0 || *recDelay < 0 {
+				return usagef("--max-bag-size and --recorder-delay must not be negative")
+			}
+			if o.imageW, o.imageH, err = parseImageSize(*imageSize); err != nil {
+				return err
+			}
+			for _, name := range strings.Split(*streams, ",") {
+				o.names = append(o.names, strings.TrimSpace(name))
+			}
+			return writeSimBag(e, o)
 		}
 		if *stampKind != "true" && *stampKind != "receive" {
 			return usagef("--stamp is %q, want true or receive", cut(*stampKind))

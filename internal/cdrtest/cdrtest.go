@@ -28,3 +28,22 @@ func Message(t stamp.Time, frameID string, payload int) []byte {
 	}
 	return b
 }
+
+// TimeReference returns a little-endian CDR sensor_msgs/msg/TimeReference:
+// header (stamp t, frameID), time_ref ref and source, laid out as rclpy
+// serializes it. Stamps outside builtin_interfaces/Time panic.
+func TimeReference(t stamp.Time, frameID string, ref stamp.Time, source string) []byte {
+	b := Message(t, frameID, 0)
+	for (len(b)-4)%4 != 0 {
+		b = append(b, 0)
+	}
+	sec, ns, err := ref.ROS()
+	if err != nil {
+		panic(err)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(sec))
+	b = binary.LittleEndian.AppendUint32(b, ns)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(source)+1))
+	b = append(b, source...)
+	return append(b, 0)
+}

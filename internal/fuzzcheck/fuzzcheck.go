@@ -235,6 +235,13 @@ func (e *Encoder) Raw(v int64) *Encoder {
 	return e
 }
 
+// Uint64 appends v as 8 little-endian bytes, without a tag (for a field
+// the target reads whole, e.g. a float64's bits).
+func (e *Encoder) Uint64(v uint64) *Encoder {
+	e.B = binary.LittleEndian.AppendUint64(e.B, v)
+	return e
+}
+
 // stacks returns the stacks of every goroutine (the first 64 KiB).
 func stacks() string {
 	buf := make([]byte, 64<<10)

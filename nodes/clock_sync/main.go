@@ -11,46 +11,12 @@ package main
 
 import (
 	"github.com/timealign/timealign/nodes/internal/clocksync"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/runtime"
-	"github.com/timealign/timealign/pkg/params"
-	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func main() { rosnode.Main("clock_sync", run) }
-
-func run() error {
+func main() {
 	p := clocksync.DefaultParams()
-	n, err := rosnode.Setup("clock_sync", rosnode.Options{InboxSize: 256}, p.Validate, p.Bind)
-	if err != nil {
-		return err
-	}
-	core, err := clocksync.New(p.Config)
-	if err != nil {
-		return err
-	}
-	n.Params.AddApplier(func([]params.Parameter) {
-		// A parameter changed (already validated): restart the algorithm with it.
-		if c, err := clocksync.New(p.Config); err == nil {
-			core = c
-			n.Info("parameters changed: restarted")
-		}
-	})
-	prev := core.Status()
-	var buf []byte
-	return n.RunRewrite(rosnode.Rewrite{What: clocksync.What,
-		MessageType: p.MessageType, In: p.In, Out: p.Out,
-		Process: func(msg []byte, receive stamp.Time) (bool, error) {
-			res, err := core.Process(msg, receive)
-			return res == clocksync.Published, err
-		},
-		Health: func() runtime.Diagnostic {
-			st := core.Status()
-			buf = clocksync.AppendStatusMsg(buf, n.Clock.Now(), st, p.Config.PLL.FIFOSize, n.Inbox.Dropped())
-			n.PublishStatus("timealign/msg/ClockSyncStatus", buf)
-			d := clocksync.Diagnose(n.Name.FQN(), st, prev)
-			prev = st
-			return d
-		},
-	})
+	rosnode.Main(nodekit.Spec{Name: "clock_sync", What: clocksync.What, StatusType: clocksync.StatusType,
+		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
 }

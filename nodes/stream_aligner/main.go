@@ -10,64 +10,13 @@
 package main
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/timealign/timealign/nodes/internal/alignnode"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/runtime"
-	"github.com/timealign/timealign/pkg/params"
 )
 
-func main() { rosnode.Main("stream_aligner", run) }
-
-func run() error {
+func main() {
 	p := alignnode.DefaultParams()
-	// Silent inputs are checked ten times a second; status and
-	// diagnostics go out once a second.
-	const tick, statusEvery = 100 * time.Millisecond, 10
-	n, err := rosnode.Setup("stream_aligner", rosnode.Options{InboxSize: 1024, TickEvery: tick}, p.Validate, p.Bind)
-	if err != nil {
-		return err
-	}
-	ports, ok, err := n.OpenPorts(len(p.Config.Aligner.Streams), p.MessageType, p.Out, alignnode.What)
-	if !ok {
-		return err
-	}
-	core, err := alignnode.New(p.Config, func(i int, msg []byte) {
-		if err := ports.Outs[i].PublishSerialized(msg); err != nil {
-			n.Error("publish: ", err)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	n.Params.AddApplier(func([]params.Parameter) {
-		// timeout_sec and silent_after_sec change live (the others are read-only).
-		if err := core.Reconfigure(p.Config); err != nil {
-			n.Error("parameters: ", err)
-		}
-	})
-	if err := n.SubscribeInputs(ports, p.In); err != nil {
-		return err
-	}
-	n.Info(fmt.Sprintf("aligning %v (timeout %v)", ports.Inputs, p.Config.Aligner.Timeout))
-	prev := core.Status()
-	var buf []byte
-	ticks := 0
-	return n.Run(func(m runtime.Msg) {
-		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
-			n.WarnDropped(ports.Inputs[m.Input], err)
-		}
-	}, func() {
-		core.Tick(n.Clock.Now())
-		if ticks++; ticks%statusEvery != 0 {
-			return
-		}
-		st := core.Status()
-		buf = alignnode.AppendStatusMsg(buf, n.Clock.Now(), st, ports.Inputs, n.Inbox.Dropped())
-		n.PublishStatus("timealign/msg/AlignerStatus", buf)
-		n.Report(alignnode.Diagnose(n.Name.FQN(), ports.Inputs, st, prev))
-		prev = st
-	})
+	rosnode.Main(nodekit.Spec{Name: "stream_aligner", What: alignnode.What, StatusType: alignnode.StatusType,
+		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode, TickEvery: alignnode.TickEvery})
 }

@@ -11,70 +11,13 @@
 package main
 
 import (
-	"fmt"
-	"time"
-
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/runtime"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
 )
 
-func main() { rosnode.Main("synchronizer", run) }
-
-func run() error {
+func main() {
 	p := syncnode.DefaultParams()
-	n, err := rosnode.Setup("synchronizer", rosnode.Options{InboxSize: 1024}, p.Validate, p.Bind)
-	if err != nil {
-		return err
-	}
-	if err := p.CheckTypes(); err != nil {
-		return err
-	}
-	ports, ok, err := n.OpenPorts(p.Config.Sync.Topics, p.MessageType, p.Out, syncnode.What)
-	if !ok {
-		return err
-	}
-	inputs, outs := ports.Inputs, ports.Outs
-	matchedName, err := n.Resolve("~/matched")
-	if err != nil {
-		return err
-	}
-	matched, err := n.Publisher(matchedName, "timealign/msg/MatchedSet", p.Out)
-	if err != nil {
-		return err
-	}
-	core, err := syncnode.New(p.Config, func(members [][]byte, m []byte) {
-		for i, msg := range members {
-			if err := outs[i].PublishSerialized(msg); err != nil {
-				n.Error("publish: ", err)
-			}
-		}
-		if err := matched.PublishSerialized(m); err != nil {
-			n.Error("publish matched set: ", err)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	if err := n.SubscribeInputs(ports, p.In); err != nil {
-		return err
-	}
-	n.Info(fmt.Sprintf("matching %v with policy %s", inputs, p.Policy))
-	prev := core.Status()
-	var rates syncnode.Rates
-	var buf []byte
-	started := time.Now()
-	return n.Run(func(m runtime.Msg) {
-		if err := core.Add(m.Input, m.Data, m.Receive); err != nil {
-			n.WarnDropped(inputs[m.Input], err)
-		}
-	}, func() {
-		st := core.Status()
-		now := n.Clock.Now()
-		r, setRate := rates.Update(st, time.Since(started))
-		buf = core.AppendStatusMsg(buf, now, st, inputs, r, setRate, core.Blocking(inputs, st, now))
-		n.PublishStatus("timealign/msg/SyncStatus", buf)
-		n.Report(core.Diagnose(n.Name.FQN(), inputs, st, prev, now))
-		prev = st
-	})
+	rosnode.Main(nodekit.Spec{Name: "synchronizer", What: syncnode.What, StatusType: syncnode.StatusType,
+		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
 }

@@ -7,7 +7,10 @@
 // 2..65536"), from one [Error] and a naming function given to [Error.Say].
 //
 // A message may name other fields in braces ("must be shorter than {Window}
-// (500ms)"); they are renamed the same way.
+// (500ms)"); they are renamed the same way. The values in a message are kept
+// as given, so a front end can also write them in its own units with
+// [Error.SayAs]: a ROS 2 node writes durations as the seconds of its
+// parameters ("period_sec (3.0) must be shorter than window_sec (0.5)").
 package cfgerr
 
 import (
@@ -28,12 +31,21 @@ type Error struct {
 	// Msg is what is wrong, after the field's name ("is 1, want 2..1024"); it
 	// may name other fields in braces: "{Window}".
 	Msg string
+
+	// format and args are what New formatted Msg from, for SayAs.
+	format string
+	args   []any
 }
 
-// New returns an *Error of kind for field, with Msg formatted.
+// New returns an *Error of kind for field, with Msg formatted. The
+// arguments are kept, typed, for [Error.SayAs].
 func New(kind error, field, format string, args ...any) *Error {
-	return &Error{Kind: kind, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Kind: kind, Field: field, Msg: fmt.Sprintf(format, args...), format: format, args: args}
 }
+
+// Values returns the values the message was formatted from, in order (none
+// for an Error not made by New).
+func (e *Error) Values() []any { return e.args }
 
 // Error names Go fields: "pll: invalid config: FIFOSize is 1, want 2..65536".
 func (e *Error) Error() string {
@@ -54,6 +66,26 @@ func (e *Error) Unwrap() error { return e.Kind }
 // named as "Streams.BufferSize" with the index. A name that returns ""
 // keeps the Go name.
 func (e *Error) Say(name func(field string) string) string {
+	return e.say(name, e.Msg)
+}
+
+// SayAs is Say with the message formatted again from its values, each
+// passed through value first: a front end's units. value gets every value
+// given to New and returns what to format in its place (a ROS 2 node turns a
+// time.Duration into the seconds of its parameters). With a nil value, or
+// for an Error not made by New, it is Say.
+func (e *Error) SayAs(name func(field string) string, value func(v any) any) string {
+	if value == nil || e.format == "" && len(e.args) == 0 {
+		return e.Say(name)
+	}
+	args := make([]any, len(e.args))
+	for i, a := range e.args {
+		args[i] = value(a)
+	}
+	return e.say(name, fmt.Sprintf(e.format, args...))
+}
+
+func (e *Error) say(name func(field string) string, msg string) string {
 	rename := func(f string) string {
 		base, idx := splitIndex(f)
 		n := base
@@ -70,12 +102,17 @@ func (e *Error) Say(name func(field string) string) string {
 		}
 		return "value " + strconv.Itoa(idx+1) + " of " + n
 	}
-	var b strings.Builder
-	b.WriteString(rename(e.Field))
-	if e.Msg != "" && !strings.HasPrefix(e.Msg, ",") {
-		b.WriteByte(' ')
+	sep := " "
+	if msg == "" || strings.HasPrefix(msg, ",") {
+		sep = ""
 	}
-	msg := e.Msg
+	return rename(e.Field) + sep + mapFields(msg, rename)
+}
+
+// mapFields replaces every field named in braces in msg ("{Window}") by
+// f of its name; other braces stay as they are.
+func mapFields(msg string, f func(field string) string) string {
+	var b strings.Builder
 	for {
 		i := strings.IndexByte(msg, '{')
 		j := strings.IndexByte(msg[max(i, 0):], '}') + max(i, 0)
@@ -84,7 +121,7 @@ func (e *Error) Say(name func(field string) string) string {
 			return b.String()
 		}
 		b.WriteString(msg[:i])
-		b.WriteString(rename(msg[i+1 : j]))
+		b.WriteString(f(msg[i+1 : j]))
 		msg = msg[j+1:]
 	}
 }
@@ -127,21 +164,13 @@ func splitIndex(f string) (string, int) {
 // "BufferSize" becomes the AlignerConfig's "Streams[2].BufferSize".
 func (e *Error) Nest(prefix string) {
 	e.Field = prefix + e.Field
-	var b strings.Builder
-	msg := e.Msg
-	for {
-		i := strings.IndexByte(msg, '{')
-		j := strings.IndexByte(msg[max(i, 0):], '}') + max(i, 0)
-		if i < 0 || j <= i || !isField(msg[i+1:j]) {
-			b.WriteString(msg)
-			break
-		}
-		b.WriteString(msg[:i+1])
-		b.WriteString(prefix)
-		b.WriteString(msg[i+1 : j+1])
-		msg = msg[j+1:]
-	}
-	e.Msg = b.String()
+	e.Msg = nest(e.Msg, prefix)
+	e.format = nest(e.format, prefix)
+}
+
+// nest prefixes every field named in braces in msg.
+func nest(msg, prefix string) string {
+	return mapFields(msg, func(field string) string { return "{" + prefix + field + "}" })
 }
 
 // As returns the *Error in err's chain, if any.

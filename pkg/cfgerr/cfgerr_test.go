@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -54,4 +55,37 @@ func ExampleError_Say() {
 	// Output:
 	// x: invalid config: FIFOSize is 1, want 2..65536
 	// --fifo-size is 1, want 2..65536
+}
+
+// seconds is a front end's unit for durations in a test.
+type seconds float64
+
+func (s seconds) String() string { return fmt.Sprintf("%gs!", float64(s)) }
+
+func inSeconds(v any) any {
+	if d, ok := v.(time.Duration); ok {
+		return seconds(d.Seconds())
+	}
+	return v
+}
+
+func TestSayAs(t *testing.T) {
+	names := map[string]string{"Period": "period_sec", "Window": "window_sec", "Streams.Period": "periods_sec"}
+	name := func(f string) string { return names[f] }
+	e := cfgerr.New(errKind, "Period", "(%v) must be shorter than {Window} (%v), %d tries", 3*time.Second, 500*time.Millisecond, 2)
+	require.Equal(t, "period_sec (3s!) must be shorter than window_sec (0.5s!), 2 tries", e.SayAs(name, inSeconds))
+	require.Equal(t, "period_sec (3s) must be shorter than window_sec (500ms), 2 tries", e.Say(name), "Say keeps Go's formatting")
+	require.Equal(t, e.Say(name), e.SayAs(name, nil))
+	require.Equal(t, []any{3 * time.Second, 500 * time.Millisecond, 2}, e.Values())
+	require.Equal(t, "x: invalid config: Period (3s) must be shorter than Window (500ms), 2 tries", e.Error())
+
+	// Nest renames the fields of the values' message too.
+	n := cfgerr.New(errKind, "Period", "is %v: {Period} needs a size", -time.Millisecond)
+	n.Nest("Streams[1].")
+	require.Equal(t, "value 2 of periods_sec is -0.001s!: value 2 of periods_sec needs a size", n.SayAs(name, inSeconds))
+
+	// An Error not made by New has no values: its Msg as it is.
+	lit := &cfgerr.Error{Kind: errKind, Field: "Window", Msg: "is 1s"}
+	require.Equal(t, "window_sec is 1s", lit.SayAs(name, inSeconds))
+	require.Empty(t, lit.Values())
 }

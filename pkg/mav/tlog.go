@@ -152,6 +152,9 @@ type TlogMessage struct {
 	msg     message.Message
 }
 
+// Size returns the length of the message's payload in bytes.
+func (m *TlogMessage) Size() int { return len(m.payload) }
+
 // Message returns the decoded message (a *common.Message… or
 // *ardupilotmega.Message… pointer). Messages are decoded when first asked
 // for: reading a log to look at a few types costs no decoding of the rest.

@@ -124,6 +124,28 @@ func (b *Binder) Enum(name string, p *string, allowed []string, d Descriptor) {
 	})
 }
 
+// Choice binds a STRING parameter to *p, an enumeration whose value i is
+// called names[i]: the algorithm's own name table (pll.ModeNames()), so
+// the parameter's choices are the names the algorithm parses and prints.
+// The choices are added to the descriptor's additional constraints.
+func Choice[T ~int](b *Binder, name string, p *T, names []string, d Descriptor) {
+	names = slices.Clone(names)
+	d.AdditionalConstraints = joinConstraint(d.AdditionalConstraints, "one of: "+strings.Join(names, ", "))
+	b.Func(name, d, func() Value {
+		if i := int(*p); i >= 0 && i < len(names) {
+			return StringValue(names[i])
+		}
+		return StringValue(fmt.Sprint(int(*p)))
+	}, func(v Value) error {
+		i := slices.Index(names, v.Str())
+		if i < 0 {
+			return fmt.Errorf("%w: %q is not one of %s", ErrInvalidValue, v.Str(), strings.Join(names, ", "))
+		}
+		*p = T(i)
+		return nil
+	})
+}
+
 // Duration binds a DOUBLE parameter in seconds to *p (see the Binder doc
 // for the convention). The descriptor's range is in seconds.
 func (b *Binder) Duration(name string, p *time.Duration, d Descriptor) {
@@ -172,6 +194,21 @@ func (b *Binder) Durations(name string, p *[]time.Duration, d Descriptor) {
 		*p = out
 		return nil
 	})
+}
+
+// Writable returns the current values of the bound variables whose
+// parameters are not read-only, in the order bound. It needs no server: a
+// node binds a scratch copy of its parameters (NewBinder(nil, nil)) to its
+// core's configuration in effect, and reports the values under their
+// parameter names.
+func (b *Binder) Writable() []Parameter {
+	var out []Parameter
+	for _, f := range b.fields {
+		if !f.desc.ReadOnly {
+			out = append(out, Parameter{f.name, f.read()})
+		}
+	}
+	return out
 }
 
 func joinConstraint(a, b string) string {

@@ -79,7 +79,7 @@ func TestBinderDeclare(t *testing.T) {
 		got = append(got, is.String())
 	}
 	assert.Equal(t, []string{
-		`error: parameter "threshold" (f:2): value 11 rejected, keeping 3: Parameter {threshold} doesn't comply with integer range.`,
+		`error: parameter "threshold" (f:2): value 11 rejected, keeping 3: Parameter {threshold} doesn't comply with integer range: 11 is not in [1, 10].`,
 		`error: parameter "enabled" (f:4): value "yes" rejected, keeping false: Wrong parameter type, parameter {enabled} is of type {bool}, setting it to {string} is not allowed.`,
 		`error: parameter "mode" (f:3): value medium rejected, keeping fast: invalid parameter value: "medium" is not one of fast, slow`,
 		`error: parameter "qos.in.reliability" (f:8): value fast rejected, keeping best_effort: invalid parameter value: parameter 'qos.in.reliability': "fast" is not one of system_default, reliable, best_effort`,
@@ -119,6 +119,8 @@ func TestBinderSet(t *testing.T) {
 	errs = s.Set(Parameter{"mode", StringValue("x")}, Parameter{"qos.in.depth", IntValue(3)}, Parameter{"window_sec", DoubleValue(math.NaN())})
 	assert.Equal(t, `parameter 'mode': invalid parameter value: "x" is not one of fast, slow`, errs[0].Error())
 	assert.ErrorIs(t, errs[1], ErrReadOnly, "QoS is fixed at creation")
+	assert.Equal(t, "parameter 'qos.in.depth' cannot be set because it is read-only (the subscriptions and publishers are created with it at start-up)",
+		errs[1].Error(), "with the reason its description gives")
 	assert.ErrorIs(t, errs[2], ErrOutOfRange)
 	assert.Equal(t, "fast", cfg.Mode)
 }
@@ -236,4 +238,46 @@ func TestRanges(t *testing.T) {
 	fr = FloatRange{From: 0, To: 1, Step: -0.1}
 	assert.True(t, fr.Contains(0.7), "negative steps are magnitudes")
 	assert.False(t, FloatRange{From: 0, To: 1}.Contains(math.NaN()))
+}
+
+type testMode int
+
+func TestChoiceAndWritable(t *testing.T) {
+	names := []string{"sick", "envelope", "offset"}
+	var cfg struct {
+		Mode   testMode
+		Window time.Duration
+		Depth  int
+	}
+	cfg.Mode, cfg.Window, cfg.Depth = 1, time.Second, 10
+	s := NewServer(Options{Node: "/n", Overrides: map[string]Override{"mode": {StringValue("offset"), "-p"}}})
+	b := NewBinder(s, nil)
+	Choice(b, "mode", &cfg.Mode, names, Descriptor{Description: "fit"})
+	b.Duration("window_sec", &cfg.Window, Descriptor{})
+	b.Int("depth", &cfg.Depth, Descriptor{ReadOnly: true})
+	require.NoError(t, b.Declare())
+	require.Equal(t, testMode(2), cfg.Mode, "the override, as its index in the name table")
+	d, _ := s.Describe("mode")
+	require.Equal(t, "one of: sick, envelope, offset", d.AdditionalConstraints)
+
+	errs := s.Set(Parameter{"mode", StringValue("sick")}, Parameter{"mode", StringValue("fast")})
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], ErrRejected)
+	require.ErrorContains(t, errs[1], `parameter 'mode': invalid parameter value: "fast" is not one of sick, envelope, offset`)
+	require.Equal(t, testMode(0), cfg.Mode)
+
+	// Writable reads the variables, without a server too.
+	cfg.Mode, cfg.Window = 1, 250*time.Millisecond
+	require.Equal(t, []Parameter{{"mode", StringValue("envelope")}, {"window_sec", DoubleValue(0.25)}}, b.Writable())
+	scratch := NewBinder(nil, nil)
+	other := testMode(7)
+	Choice(scratch, "mode", &other, names, Descriptor{})
+	require.Equal(t, []Parameter{{"mode", StringValue("7")}}, scratch.Writable(), "a value outside the table as its number")
+}
+
+func TestRangeString(t *testing.T) {
+	require.Equal(t, "[1, 100]", IntRange{1, 100, 1}.String())
+	require.Equal(t, "[0, 100] in steps of 5", IntRange{0, 100, 5}.String())
+	require.Equal(t, "[0.001, 3600.0]", FloatRange{0.001, 3600, 0}.String())
+	require.Equal(t, "[0.0, 1.0] in steps of 0.5", FloatRange{0, 1, -0.5}.String())
 }

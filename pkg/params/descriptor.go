@@ -123,17 +123,20 @@ func (d Descriptor) checkType(name string, v Value) error {
 }
 
 // checkRange is rclcpp's range check (__check_parameter_value_in_range),
-// with one deliberate difference: a NaN never satisfies a floating point
-// range (rclcpp lets NaN through a range without a step).
+// with two deliberate differences: a NaN never satisfies a floating point
+// range (rclcpp lets NaN through a range without a step), and the reason
+// goes on to say the value and the range after rclcpp's words
+// ("Parameter {rate} doesn't comply with integer range: 101 is not in
+// [1, 100].").
 func (d Descriptor) checkRange(name string, v Value) error {
 	if r := d.IntRange; r != nil && v.Type() == Integer {
 		if !r.Contains(v.Int()) {
-			return paramErr(name, ErrOutOfRange, fmt.Sprintf("Parameter {%s} doesn't comply with integer range.", name))
+			return paramErr(name, ErrOutOfRange, fmt.Sprintf("Parameter {%s} doesn't comply with integer range: %d is not in %s.", name, v.Int(), r))
 		}
 	}
 	if r := d.FloatRange; r != nil && v.Type() == Double {
 		if !r.Contains(v.Double()) {
-			return paramErr(name, ErrOutOfRange, fmt.Sprintf("Parameter {%s} doesn't comply with floating point range.", name))
+			return paramErr(name, ErrOutOfRange, fmt.Sprintf("Parameter {%s} doesn't comply with floating point range: %s is not in %s.", name, formatDouble(v.Double()), r))
 		}
 	}
 	return nil
@@ -145,6 +148,26 @@ func (d Descriptor) check(name string, v Value) error {
 		return err
 	}
 	return d.checkRange(name, v)
+}
+
+// String writes the range as its reasons do: "[1, 100]", "[0, 100] in
+// steps of 5".
+func (r IntRange) String() string {
+	s := fmt.Sprintf("[%d, %d]", r.From, r.To)
+	if r.Step > 1 {
+		s += fmt.Sprintf(" in steps of %d", r.Step)
+	}
+	return s
+}
+
+// String writes the range as its reasons do: "[0.001, 3600.0]", "[0.0,
+// 1.0] in steps of 0.5".
+func (r FloatRange) String() string {
+	s := "[" + formatDouble(r.From) + ", " + formatDouble(r.To) + "]"
+	if r.Step != 0 {
+		s += " in steps of " + formatDouble(math.Abs(r.Step))
+	}
+	return s
 }
 
 // Contains reports whether v is a valid value of the range (rclcpp's step

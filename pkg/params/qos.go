@@ -111,9 +111,10 @@ func (q QoS) String() string {
 // subscription or publisher once, with the declared profile. Errors name
 // the parameter.
 func (b *Binder) QoS(prefix string, q *QoS) {
+	const why = ReadOnlyReason + "the subscriptions and publishers are created with it at start-up"
 	enum := func(name string, names []string, get func() uint8, set func(uint8), what string) {
 		b.Func(prefix+"."+name, Descriptor{
-			Description:           what,
+			Description:           what + why,
 			AdditionalConstraints: "one of: " + strings.Join(names, ", "),
 			ReadOnly:              true,
 		}, func() Value { return StringValue(enumName(names, get())) }, func(v Value) error {
@@ -133,7 +134,7 @@ func (b *Binder) QoS(prefix string, q *QoS) {
 	enum("history", historyNames, func() uint8 { return uint8(q.History) },
 		func(x uint8) { q.History = History(x) }, "QoS history of "+prefix)
 	b.Func(prefix+".depth", Descriptor{
-		Description: "QoS history depth of " + prefix + " (keep_last)",
+		Description: "QoS history depth of " + prefix + " (keep_last)" + why,
 		ReadOnly:    true,
 		IntRange:    Ints(0, 1<<31-1, 0),
 	}, func() Value { return IntValue(int64(q.Depth)) }, func(v Value) error { q.Depth = int(v.Int()); return nil })

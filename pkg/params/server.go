@@ -345,7 +345,7 @@ func (s *Server) setAtomically(ps []Parameter, atomic bool) (ev Event, err error
 			return Event{}, paramErr(p.Name, ErrNotDeclared, fmt.Sprintf("parameter '%s' cannot be set because it was not declared", p.Name))
 		}
 		if e.desc.ReadOnly {
-			return Event{}, paramErr(p.Name, ErrReadOnly, fmt.Sprintf("parameter '%s' cannot be set because it is read-only", p.Name))
+			return Event{}, paramErr(p.Name, ErrReadOnly, fmt.Sprintf("parameter '%s' cannot be set because it is read-only", p.Name)+readOnlyWhy(e.desc))
 		}
 	}
 	for _, p := range ps {
@@ -470,4 +470,18 @@ func (s *Server) Status() Status {
 	st.EventsPending = len(s.events)
 	st.Issues = len(s.Issues())
 	return st
+}
+
+// ReadOnlyReason marks the reason a parameter is read-only in its
+// description: "...; read-only: the subscription is created with it".
+const ReadOnlyReason = "; read-only: "
+
+// readOnlyWhy returns " (reason)" for a description that gives the reason
+// a parameter is read-only after ReadOnlyReason, "" otherwise.
+func readOnlyWhy(d Descriptor) string {
+	_, why, ok := strings.Cut(d.Description, ReadOnlyReason)
+	if !ok || why == "" {
+		return ""
+	}
+	return " (" + why + ")"
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/timealign/timealign/pkg/cfgerr"
@@ -27,6 +29,18 @@ const (
 
 var modeNames = []string{"sick", "regression", "envelope", "offset"}
 
+// ModeNames returns the names of the modes, indexed by Mode: what
+// [ParseMode] reads and [Mode.String] writes. The slice is a copy.
+func ModeNames() []string { return slices.Clone(modeNames) }
+
+// choices writes names as "a, b, c or d".
+func choices(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 func (m Mode) String() string {
 	if m >= 0 && int(m) < len(modeNames) {
 		return modeNames[m]
@@ -47,7 +61,7 @@ func ParseMode(s string) (Mode, error) {
 			return Mode(i), nil
 		}
 	}
-	return 0, fmt.Errorf("%w %q (want sick, regression, envelope or offset)", ErrMode, s)
+	return 0, fmt.Errorf("%w %q (want %s)", ErrMode, s, choices(modeNames))
 }
 
 // Limits on the sizes, so memory stays bounded.
@@ -155,7 +169,7 @@ func bad(field, format string, args ...any) error {
 func (c Config) Validate() error {
 	switch {
 	case c.Mode < Sick || c.Mode > Offset:
-		return bad("Mode", "is %v, want sick, regression, envelope or offset", c.Mode)
+		return bad("Mode", "is %v, want %s", c.Mode, choices(modeNames))
 	case c.FIFOSize < 2 || c.FIFOSize > MaxFIFOSize:
 		return bad("FIFOSize", "is %d, want 2..%d", c.FIFOSize, MaxFIFOSize)
 	case c.MaxDeviation <= 0:

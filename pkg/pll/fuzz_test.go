@@ -125,24 +125,17 @@ func encodePLLInput(in pllInput) (cfgb, sb []byte) {
 	e.Byte(m).Byte(byte(c.TickBits))
 	e.Raw(int64(c.FIFOSize)).Raw(int64(c.MaxDeviation)).Raw(int64(c.MaxInvalid)).Raw(int64(c.TickPeriod))
 	e.Byte(3)
-	e.B = appendUint64(e.B, math.Float64bits(c.MaxSkewPPM))
+	e.Uint64(math.Float64bits(c.MaxSkewPPM))
 	e.Raw(int64(c.Window)).Raw(int64(c.MaxEarly)).Byte(3)
-	e.B = appendUint64(e.B, math.Float64bits(c.OutlierZ))
+	e.Uint64(math.Float64bits(c.OutlierZ))
 	e.Raw(int64(c.OutlierMin))
 	cfgb = e.B
 	e = fuzzcheck.Encoder{}
 	for _, s := range in.samples {
 		e.Raw(int64(s.recv)).Raw(int64(s.ticks)).Byte(1 | 2<<1)
-		e.B = appendUint64(e.B, s.scan)
+		e.Uint64(s.scan)
 	}
 	return cfgb, e.B
-}
-
-func appendUint64(b []byte, v uint64) []byte {
-	for i := 0; i < 8; i++ {
-		b = append(b, byte(v>>(8*i)))
-	}
-	return b
 }
 
 func (in pllInput) String() string {

@@ -1,191 +1,661 @@
-// Package report writes self-contained HTML reports of timing analyses:
-// sections of text, tables and SVG plots (lines with min–max bands over
-// time, histograms), with no script, font or file outside the page, so a
-// report can be mailed or attached to an issue as it is.
+// Package report analyses the timing of recorded streams: per topic, the
+// rate and estimated period, the jitter of the header stamps before and
+// after pkg/tsest's estimation, gaps and estimated losses, duplicate stamps
+// and stamps going back, the latency from header stamp to log time, and the
+// skew and offset of a device clock (pkg/pll's lower-envelope fit of the
+// log times against the stamps); across topics, the offsets between the
+// streams and what message_filters' ApproximateTime (pkg/sync) would match
+// on them, with suggested parameters. It renders the result as a terminal
+// table, JSON, and a self-contained HTML page with SVG plots.
 //
-// A report is built as values ([Report], [Section], [Table], [Plot]) and
-// written by [Report.WriteHTML]. Long streams are summarized while they
-// are read, in bounded memory, by two accumulators: [Buckets] (count,
-// min, mean and max of y per interval of x: O(intervals) memory, O(1) per
-// value) and [Histogram] (linear or log-spaced bins, with quantiles from
-// the bins). Plots draw at most a few thousand points whatever the input.
+// # Definitions
 //
-// The package is pure: values in, HTML out to the io.Writer given; no
-// clock, no goroutine, no file. The timing reports of `timealign mav` use
-// it; the bag reports are meant to share it (same look, same plots).
+// A topic's interval jitter is Δ − k·P for consecutive header stamps Δ
+// apart, P the estimator's period at the time and k = round(Δ/P) ≥ 1: it
+// needs no ground truth, and for independent jitter its standard deviation
+// is √2 times that of the stamps. "Before" is measured on the header
+// stamps, "after" on tsest's estimates of the same samples. The correction
+// is header stamp − estimate: what `timealign bag fix` with the
+// timestamp_estimator would change. A gap is where the estimator finds
+// samples missing (a stamp late by a heavy-tailed jitter, or one repeated,
+// is no gap). The latency is log time − header stamp; a topic
+// whose median latency exceeds Config.DeviceOffset in either direction is
+// stamped by a device clock, and its clock offset and skew are reported
+// instead.
+//
+// # Cost
+//
+// An Analyzer holds, per topic, an estimator (its window of samples), a
+// PLL (its window), a few histograms (one map entry per bucket used, a
+// 3 % resolution) and plot series of at most Config.PlotPoints points:
+// memory does not grow with the recording's length. Add costs one
+// estimator and one PLL update plus O(1) bookkeeping. Like every package
+// under pkg/, it reads no clock, starts no goroutine and does not log.
 package report
 
 import (
+	"errors"
 	"fmt"
-	"html"
-	"io"
-	"strings"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/timealign/timealign/pkg/cfgerr"
+	"github.com/timealign/timealign/pkg/pll"
+	"github.com/timealign/timealign/pkg/stamp"
+	tsync "github.com/timealign/timealign/pkg/sync"
+	"github.com/timealign/timealign/pkg/tsest"
 )
 
-// Report is a titled list of sections.
+// ErrConfig is wrapped by every error of Config.Validate.
+var ErrConfig = errors.New("report: invalid config")
+
+// Config configures an Analyzer. Start from DefaultConfig.
+type Config struct {
+	// Estimator configures the tsest estimator run on each topic's header
+	// stamps. It defaults to tsest.DefaultConfig().
+	Estimator tsest.Config
+	// Sync configures the ApproximateTime analysis (Topics is set from
+	// SyncTopics). It defaults to tsync.DefaultConfig().
+	Sync tsync.Config
+	// SyncTopics names the topics to match; empty means every topic whose
+	// messages carry a host-clock header stamp, when there are 2 to
+	// MaxAutoSync of them. It defaults to empty.
+	SyncTopics []string
+	// DeviceOffset is the median |log time − header stamp| beyond which a
+	// topic is taken as stamped by a device clock. It defaults to 1 s.
+	DeviceOffset time.Duration
+	// PlotPoints bounds each plot series. It defaults to 1500.
+	PlotPoints int
+	// TopGaps is how many of the longest gaps a topic lists. It defaults
+	// to 5.
+	TopGaps int
+	// PerTopicOnly leaves the analysis across topics out (Report.Offsets
+	// and Report.Sync stay empty): for recordings whose streams are not
+	// matched with each other, or have too many topics for pairs. It
+	// defaults to false.
+	PerTopicOnly bool
+}
+
+// MaxAutoSync bounds the topics matched when Config.SyncTopics is empty.
+const MaxAutoSync = 6
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{Estimator: tsest.DefaultConfig(), Sync: tsync.DefaultConfig(), DeviceOffset: time.Second,
+		PlotPoints: 1500, TopGaps: 5}
+}
+
+// Validate reports the first bad field.
+func (c Config) Validate() error {
+	if err := c.Estimator.Validate(); err != nil {
+		return err
+	}
+	s := c.Sync
+	s.Topics = max(2, len(c.SyncTopics))
+	if len(s.LowerBounds) != 0 && len(s.LowerBounds) != s.Topics {
+		s.LowerBounds = nil
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.DeviceOffset <= 0:
+		return cfgerr.New(ErrConfig, "DeviceOffset", "is %v, want > 0", c.DeviceOffset)
+	case c.PlotPoints < 10 || c.PlotPoints > 1_000_000:
+		return cfgerr.New(ErrConfig, "PlotPoints", "is %d, want 10..1000000", c.PlotPoints)
+	case c.TopGaps < 0 || c.TopGaps > 1000:
+		return cfgerr.New(ErrConfig, "TopGaps", "is %d, want 0..1000", c.TopGaps)
+	}
+	if len(c.SyncTopics) == 1 {
+		return cfgerr.New(ErrConfig, "SyncTopics", "names one topic; matching needs 2 or more")
+	}
+	seen := map[string]bool{}
+	for _, t := range c.SyncTopics {
+		if seen[t] {
+			return cfgerr.New(ErrConfig, "SyncTopics", "names %s twice", t)
+		}
+		seen[t] = true
+	}
+	return nil
+}
+
+// Gap is a long interval between two consecutive stamps of a topic.
+type Gap struct {
+	// At is the log time of the message after the gap.
+	At stamp.Time `json:"at_ns"`
+	// Length is the interval between the two header stamps.
+	Length time.Duration `json:"length_ns"`
+	// Missing is the number of periods missing in it.
+	Missing int64 `json:"missing"`
+}
+
+// TopicReport is the analysis of one topic.
+type TopicReport struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// HeaderFirst: the type starts with a std_msgs/Header; DefSource says
+	// how that was decided (schema, installed, builtin, unknown).
+	HeaderFirst bool   `json:"header_first"`
+	DefSource   string `json:"definition_source"`
+	Count       uint64 `json:"count"`
+	Bytes       uint64 `json:"bytes"`
+	// First and Last are the log times of the first and last message.
+	First stamp.Time `json:"first_log_ns"`
+	Last  stamp.Time `json:"last_log_ns"`
+	// RateHz is (Count − 1) / (Last − First).
+	RateHz float64 `json:"rate_hz"`
+
+	// Stamped counts the messages whose header stamp was read; Malformed
+	// those of a Header-first type whose bytes did not parse.
+	Stamped   uint64 `json:"stamped"`
+	Malformed uint64 `json:"malformed"`
+	// Period is the estimator's final period.
+	Period time.Duration `json:"period_ns"`
+	// JitterBefore and JitterAfter are the interval jitter of the header
+	// stamps and of the estimates; Correction is header stamp − estimate;
+	// Latency is log time − header stamp; Arrival the interval between
+	// consecutive log times.
+	JitterBefore Summary `json:"jitter_before"`
+	JitterAfter  Summary `json:"jitter_after"`
+	Correction   Summary `json:"correction"`
+	Latency      Summary `json:"latency"`
+	Arrival      Summary `json:"arrival_interval"`
+	// Gaps counts the places where the estimator found samples missing,
+	// Missing (= EstimatedLosses, the estimator's count) how many;
+	// LongestGaps the longest.
+	Gaps            uint64 `json:"gaps"`
+	Missing         uint64 `json:"missing"`
+	EstimatedLosses uint64 `json:"estimated_losses"`
+	LongestGaps     []Gap  `json:"longest_gaps"`
+	// Duplicates repeat the previous stamp; Backward go back from it.
+	Duplicates uint64 `json:"duplicates"`
+	Backward   uint64 `json:"backward"`
+	// DeviceClock: the stamps are a device clock's (see the package doc).
+	// ClockValid: the PLL locked; SkewPPM is how fast the stamps' clock
+	// runs against the log times' (ppm), ClockOffset log time − stamp at
+	// the end (for a host-stamped topic, the latency floor).
+	DeviceClock bool          `json:"device_clock"`
+	ClockValid  bool          `json:"clock_valid"`
+	SkewPPM     float64       `json:"skew_ppm"`
+	ClockOffset time.Duration `json:"clock_offset_ns"`
+
+	// Plot data (HTML only).
+	plots *topicPlots
+}
+
+// topicPlots are the series and histograms the HTML report draws.
+type topicPlots struct {
+	correction, arrival, stampInterval Series
+	jitBefore, jitAfter, latency       Hist
+}
+
+// Offset is the offset between two host-stamped streams: how much later
+// B's stamps are than A's for simultaneous events, from the medians of
+// their latencies (the stamps of a stream with more latency are earlier
+// against its log times).
+type Offset struct {
+	A      string        `json:"a"`
+	B      string        `json:"b"`
+	Offset time.Duration `json:"offset_ns"`
+}
+
+// SyncReport is what ApproximateTime would match on the chosen topics.
+type SyncReport struct {
+	Topics []string `json:"topics"`
+	// Sets is the number of sets; Spread the newest minus oldest stamp of
+	// each set.
+	Sets   uint64  `json:"sets"`
+	Spread Summary `json:"spread"`
+	// Drops counts dropped messages per topic and reason.
+	Drops map[string]map[string]uint64 `json:"drops"`
+	// Unmatched counts the messages still queued at the end.
+	Messages  []uint64 `json:"messages"`
+	Unmatched []uint64 `json:"unmatched"`
+	// Suggested are parameters for the synchronizer node (its names).
+	Suggested SyncSuggestion `json:"suggested"`
+	// Skipped says why no analysis was made (fewer than 2 topics, …).
+	Skipped string `json:"skipped,omitempty"`
+
+	spread Hist
+}
+
+// SyncSuggestion are suggested synchronizer parameters, with the reason.
+type SyncSuggestion struct {
+	QueueSize   int             `json:"queue_size"`
+	MaxInterval time.Duration   `json:"max_interval_ns"`
+	LowerBounds []time.Duration `json:"lower_bounds_ns"`
+	AgePenalty  float64         `json:"age_penalty"`
+	Why         []string        `json:"why"`
+}
+
+// Report is the analysis of a recording.
 type Report struct {
-	Title string
-	// Subtitle is a line under the title (the inputs, say).
-	Subtitle string
-	Sections []*Section
+	Start    stamp.Time     `json:"start_ns"`
+	End      stamp.Time     `json:"end_ns"`
+	Messages uint64         `json:"messages"`
+	Bytes    uint64         `json:"bytes"`
+	Topics   []*TopicReport `json:"topics"`
+	Offsets  []Offset       `json:"offsets"`
+	Sync     *SyncReport    `json:"sync,omitempty"`
 }
 
-// New returns an empty report.
-func New(title string) *Report { return &Report{Title: title} }
-
-// Section appends a section and returns it.
-func (r *Report) Section(title string) *Section {
-	s := &Section{Title: title}
-	r.Sections = append(r.Sections, s)
-	return s
+// topicState is an Analyzer's state for one topic.
+type topicState struct {
+	r        *TopicReport
+	plots    topicPlots
+	est      *tsest.Estimator
+	pll      *pll.PLL
+	prevHdr  stamp.Time
+	prevEst  stamp.Time
+	prevLog  stamp.Time
+	have     bool
+	prevBad  bool // the previous stamp repeated or went back
+	haveLog  bool
+	jb, ja   Hist
+	corr     Hist
+	lat      Hist
+	arr      Hist
+	gaps     []Gap
+	syncIdx  int // index among the sync topics, -1
+	firstLat time.Duration
+	decided  bool
 }
 
-// Section is a titled sequence of paragraphs, tables and plots.
-type Section struct {
-	Title  string
-	blocks []func(w *page)
+// Analyzer accumulates the analysis of a stream of messages, fed in log
+// time order. It is not safe for concurrent use.
+type Analyzer struct {
+	cfg    Config
+	topics []*topicState
+	rep    Report
+	sync   tsync.Synchronizer[struct{}]
+	sr     *SyncReport
+	syncT  []*topicState
+	msgs   []tsync.Message[struct{}]
+	ended  bool
+	auto   bool
 }
 
-// Text appends a paragraph (plain text; escaped).
-func (s *Section) Text(format string, args ...any) {
-	t := fmt.Sprintf(format, args...)
-	s.blocks = append(s.blocks, func(w *page) {
-		fmt.Fprintf(w, "<p>%s</p>\n", html.EscapeString(t))
-	})
+// New returns an Analyzer, or the error of cfg.Validate.
+func New(cfg Config) (*Analyzer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Analyzer{cfg: cfg, auto: len(cfg.SyncTopics) == 0}
+	return a, nil
 }
 
-// Note appends a paragraph in a box of the given status (Good, Warn,
-// Bad, or "" for neutral).
-func (s *Section) Note(status Status, format string, args ...any) {
-	t := fmt.Sprintf(format, args...)
-	s.blocks = append(s.blocks, func(w *page) {
-		fmt.Fprintf(w, "<p class=\"note %s\">%s</p>\n", status, html.EscapeString(t))
-	})
-}
-
-// Status marks a table row or a note.
-type Status string
-
-const (
-	Neutral Status = ""
-	Good    Status = "good"
-	Warn    Status = "warn"
-	Bad     Status = "bad"
-)
-
-// Table is a table of text cells; cells that look like numbers are right
-// aligned.
-type Table struct {
-	Caption string
-	Columns []string
-	Rows    [][]string
-	// Status colours each row (optional, one per row).
-	Status []Status
-}
-
-// Table appends a table.
-func (s *Section) Table(t Table) {
-	s.blocks = append(s.blocks, func(w *page) { writeTable(w, t) })
-}
-
-// Plot appends a plot.
-func (s *Section) Plot(p Plot) {
-	s.blocks = append(s.blocks, func(w *page) {
-		w.WriteString("<figure>")
-		p.svg(w)
-		if p.Caption != "" {
-			fmt.Fprintf(w, "<figcaption>%s</figcaption>", html.EscapeString(p.Caption))
+// AddTopic registers topic id (0, 1, … in order) with its name, type,
+// whether its type starts with a Header and how that was decided.
+func (a *Analyzer) AddTopic(id int, name, typ string, headerFirst bool, defSource string) error {
+	if id != len(a.topics) {
+		return fmt.Errorf("%w: topic id %d, want %d", ErrConfig, id, len(a.topics))
+	}
+	ts := &topicState{r: &TopicReport{Name: name, Type: typ, HeaderFirst: headerFirst, DefSource: defSource}, syncIdx: -1}
+	ts.plots.correction.Cap = a.cfg.PlotPoints
+	ts.plots.arrival.Cap = a.cfg.PlotPoints
+	ts.plots.stampInterval.Cap = a.cfg.PlotPoints
+	ts.r.plots = &ts.plots
+	if headerFirst {
+		est, err := tsest.New(a.cfg.Estimator)
+		if err != nil {
+			return err
 		}
-		w.WriteString("</figure>\n")
-	})
-}
-
-func numeric(s string) bool {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return false
-	}
-	s = strings.TrimPrefix(s, "−")
-	if s == "" {
-		return false
-	}
-	c := s[0]
-	return c >= '0' && c <= '9' || (c == '-' || c == '+' || c == '.') && len(s) > 1 && s[1] >= '0' && s[1] <= '9'
-}
-
-func writeTable(w *page, t Table) {
-	w.WriteString("<table>")
-	if t.Caption != "" {
-		fmt.Fprintf(w, "<caption>%s</caption>", html.EscapeString(t.Caption))
-	}
-	w.WriteString("<thead><tr>")
-	for _, c := range t.Columns {
-		fmt.Fprintf(w, "<th>%s</th>", html.EscapeString(c))
-	}
-	w.WriteString("</tr></thead><tbody>\n")
-	for i, row := range t.Rows {
-		cls := ""
-		if i < len(t.Status) && t.Status[i] != "" {
-			cls = fmt.Sprintf(" class=\"%s\"", t.Status[i])
+		pc := pll.DefaultConfig()
+		pc.Mode, pc.TickPeriod, pc.TickBits, pc.MaxDeviation = pll.Envelope, time.Nanosecond, 64, time.Second
+		p, err := pll.New(pc)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(w, "<tr%s>", cls)
-		for _, c := range row {
-			if numeric(c) {
-				fmt.Fprintf(w, "<td class=\"n\">%s</td>", html.EscapeString(c))
-			} else {
-				fmt.Fprintf(w, "<td>%s</td>", html.EscapeString(c))
+		ts.est, ts.pll = est, p
+	}
+	a.topics = append(a.topics, ts)
+	a.rep.Topics = append(a.rep.Topics, ts.r)
+	return nil
+}
+
+// startSync starts the ApproximateTime analysis once its topics are known:
+// the named ones, or (automatic) the host-stamped Header topics seen by
+// the first message of each.
+func (a *Analyzer) startSync() {
+	if a.sync != nil || a.sr != nil || a.cfg.PerTopicOnly {
+		return
+	}
+	var chosen []*topicState
+	if a.auto {
+		for _, ts := range a.topics {
+			if ts.r.HeaderFirst && ts.decided && !ts.r.DeviceClock {
+				chosen = append(chosen, ts)
 			}
 		}
-		w.WriteString("</tr>\n")
-	}
-	w.WriteString("</tbody></table>\n")
-}
-
-const css = `
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1d2330;
- background:#f6f7f9;margin:0;padding:24px}
-main{max-width:1000px;margin:0 auto;background:#fff;padding:28px 36px;border-radius:10px;
- box-shadow:0 1px 3px rgba(0,0,0,.08)}
-h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 10px;padding-bottom:4px;border-bottom:1px solid #e3e6ea}
-.sub{color:#5b6472;margin:0 0 12px}
-table{border-collapse:collapse;margin:10px 0 14px;font-size:13px;width:100%}
-caption{text-align:left;color:#5b6472;padding:0 0 4px}
-th,td{padding:5px 10px;border-bottom:1px solid #e8eaee;text-align:left;vertical-align:top}
-th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-tr.good td:first-child{border-left:4px solid #2e9d57}tr.warn td:first-child{border-left:4px solid #d49a00}
-tr.bad td:first-child{border-left:4px solid #c8372d}
-p.note{padding:8px 12px;border-radius:6px;background:#f0f2f5}p.note.good{background:#e7f5ec}
-p.note.warn{background:#fdf4dc}p.note.bad{background:#fbe5e3}
-figure{margin:12px 0 18px}figcaption{color:#5b6472;font-size:12.5px;margin-top:2px}
-svg{display:block;max-width:100%;height:auto}svg text{font:11px system-ui,sans-serif;fill:#3b4250}
-svg .grid{stroke:#eceef1}svg .axis{stroke:#9aa1ab}svg .title{font-size:13px;font-weight:600;fill:#1d2330}
-footer{color:#8a919c;font-size:12px;margin-top:28px}
-`
-
-// page is the HTML being written; plots number their clip paths on it.
-type page struct {
-	strings.Builder
-	plots int
-}
-
-// WriteHTML writes the report as one HTML page.
-func (r *Report) WriteHTML(w io.Writer) error {
-	var b page
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
-	b.WriteString("<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">")
-	fmt.Fprintf(&b, "<title>%s</title><style>%s</style></head><body><main>\n", html.EscapeString(r.Title), css)
-	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(r.Title))
-	if r.Subtitle != "" {
-		fmt.Fprintf(&b, "<p class=\"sub\">%s</p>\n", html.EscapeString(r.Subtitle))
-	}
-	for _, s := range r.Sections {
-		fmt.Fprintf(&b, "<section><h2>%s</h2>\n", html.EscapeString(s.Title))
-		for _, blk := range s.blocks {
-			blk(&b)
+	} else {
+		for _, name := range a.cfg.SyncTopics {
+			for _, ts := range a.topics {
+				if ts.r.Name == name {
+					chosen = append(chosen, ts)
+				}
+			}
 		}
-		b.WriteString("</section>\n")
 	}
-	b.WriteString("<footer>Written by timealign.</footer></main></body></html>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	a.sr = &SyncReport{Drops: map[string]map[string]uint64{}}
+	for _, ts := range chosen {
+		a.sr.Topics = append(a.sr.Topics, ts.r.Name)
+	}
+	switch {
+	case len(chosen) < 2:
+		a.sr.Skipped = "fewer than 2 topics with host-clock header stamps"
+		return
+	case a.auto && len(chosen) > MaxAutoSync:
+		a.sr.Skipped = fmt.Sprintf("%d topics with header stamps: name the ones to match (at most %d are chosen automatically)", len(chosen), MaxAutoSync)
+		return
+	}
+	cfg := a.cfg.Sync
+	cfg.Topics = len(chosen)
+	if len(cfg.LowerBounds) != cfg.Topics {
+		cfg.LowerBounds = nil
+	}
+	cfg.Policy = tsync.Approximate
+	a.sr.Messages = make([]uint64, len(chosen))
+	a.sr.Unmatched = make([]uint64, len(chosen))
+	s, err := tsync.New[struct{}](cfg, a.onSet, a.onDrop)
+	if err != nil {
+		a.sr.Skipped = err.Error()
+		return
+	}
+	a.sync, a.syncT = s, chosen
+	for i, ts := range chosen {
+		ts.syncIdx = i
+	}
 }
+
+func (a *Analyzer) onSet(set []tsync.Message[struct{}]) {
+	lo, hi := set[0].Stamp, set[0].Stamp
+	for _, m := range set[1:] {
+		lo, hi = min(lo, m.Stamp), max(hi, m.Stamp)
+	}
+	a.sr.Sets++
+	a.sr.spread.Add(hi.Sub(lo))
+}
+
+func (a *Analyzer) onDrop(m tsync.Message[struct{}], why tsync.DropReason) {
+	if m.Topic < 0 || m.Topic >= len(a.syncT) {
+		return
+	}
+	name := a.syncT[m.Topic].r.Name
+	d := a.sr.Drops[name]
+	if d == nil {
+		d = map[string]uint64{}
+		a.sr.Drops[name] = d
+	}
+	d[why.String()]++
+}
+
+// Add analyses one message of topic id: its log time, its header stamp
+// (hasHeader false when the type has none or the bytes did not parse:
+// malformed says which) and its size.
+func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, malformed bool, size int) {
+	if id < 0 || id >= len(a.topics) {
+		return
+	}
+	ts := a.topics[id]
+	r := ts.r
+	if r.Count == 0 {
+		r.First = logTime
+	}
+	r.Count++
+	r.Bytes += uint64(size)
+	r.Last = max(r.Last, logTime)
+	if a.rep.Messages == 0 || logTime < a.rep.Start {
+		a.rep.Start = logTime
+	}
+	a.rep.End = max(a.rep.End, logTime)
+	a.rep.Messages++
+	a.rep.Bytes += uint64(size)
+	if ts.haveLog {
+		d := logTime.Sub(ts.prevLog)
+		ts.arr.Add(d)
+		ts.plots.arrival.Add(int64(logTime), float64(d)/1e6)
+	}
+	ts.prevLog, ts.haveLog = logTime, true
+	if malformed {
+		r.Malformed++
+	}
+	if !hasHeader || ts.est == nil {
+		return
+	}
+	r.Stamped++
+	lat := logTime.Sub(hdr)
+	ts.lat.Add(lat)
+	if !ts.decided {
+		ts.decided = true
+		ts.r.DeviceClock = lat > a.cfg.DeviceOffset || lat < -a.cfg.DeviceOffset
+		if a.auto && a.sync == nil && a.sr == nil {
+			// Wait until every Header topic has shown a message, or a
+			// second of log time has passed.
+			ready := true
+			for _, o := range a.topics {
+				if o.est != nil && !o.decided {
+					ready = false
+				}
+			}
+			if ready || logTime.Sub(a.rep.Start) > time.Second {
+				a.startSync()
+			}
+		}
+	} else if a.auto && a.sync == nil && a.sr == nil && logTime.Sub(a.rep.Start) > time.Second {
+		a.startSync()
+	}
+	if !a.auto && a.sr == nil {
+		a.startSync()
+	}
+	if hdr >= 0 {
+		ts.pll.Update(logTime, uint64(hdr))
+	}
+	lost0 := ts.est.LostSamples()
+	est, err := ts.est.Update(hdr)
+	if err != nil {
+		est = hdr
+	}
+	switch lost := ts.est.LostSamples(); {
+	case lost > lost0 && ts.have:
+		// The estimator found samples missing before this one: a gap.
+		r.Gaps++
+		a.noteGap(ts, Gap{At: logTime, Length: hdr.Sub(ts.prevHdr), Missing: int64(lost - lost0)})
+	case lost < lost0 && r.Gaps > 0:
+		// It took a loss back (a sample came a period early): the last
+		// gap was none.
+		r.Gaps--
+		if i := len(ts.gaps) - 1; i >= 0 {
+			last := 0
+			for k := range ts.gaps {
+				if ts.gaps[k].At > ts.gaps[last].At {
+					last = k
+				}
+			}
+			ts.gaps = append(ts.gaps[:last], ts.gaps[last+1:]...)
+		}
+	}
+	corr := hdr.Sub(est)
+	ts.corr.Add(corr)
+	ts.plots.correction.Add(int64(logTime), float64(corr)/1e6)
+	bad := false
+	if ts.have {
+		d := hdr.Sub(ts.prevHdr)
+		switch {
+		case d == 0:
+			r.Duplicates++
+			bad = true
+		case d < 0:
+			r.Backward++
+			bad = true
+		}
+		ts.plots.stampInterval.Add(int64(logTime), float64(d)/1e6)
+		if p := ts.est.Period(); p > 0 && d > 0 {
+			k := int64(math.Round(float64(d) / float64(p)))
+			if k >= 1 {
+				dev := d - time.Duration(k)*p
+				ts.jb.Add(dev)
+				ts.plots.jitBefore.Add(dev)
+			}
+			// Gaps are found on the estimates: a late stamp in a
+			// heavy-tailed jitter is no gap.
+			de := est.Sub(ts.prevEst)
+			ke := int64(math.Round(float64(de) / float64(p)))
+			if ke >= 1 {
+				dev := de - time.Duration(ke)*p
+				ts.ja.Add(dev)
+				ts.plots.jitAfter.Add(dev)
+			}
+		}
+	}
+	ts.prevHdr, ts.prevEst, ts.have, ts.prevBad = hdr, est, true, bad
+	if ts.syncIdx >= 0 && a.sync != nil {
+		a.sr.Messages[ts.syncIdx]++
+		a.sync.Add(tsync.Message[struct{}]{Topic: ts.syncIdx, Stamp: hdr, Arrival: logTime})
+	}
+}
+
+// noteGap keeps the TopGaps longest gaps.
+func (a *Analyzer) noteGap(ts *topicState, g Gap) {
+	n := a.cfg.TopGaps
+	if n == 0 {
+		return
+	}
+	if len(ts.gaps) < n {
+		ts.gaps = append(ts.gaps, g)
+		return
+	}
+	i := slices.IndexFunc(ts.gaps, func(x Gap) bool { return x.Length < g.Length })
+	if i < 0 {
+		return
+	}
+	// replace the shortest
+	j := 0
+	for k := range ts.gaps {
+		if ts.gaps[k].Length < ts.gaps[j].Length {
+			j = k
+		}
+	}
+	ts.gaps[j] = g
+}
+
+// Report finishes the analysis and returns it. Call it once, after the
+// last Add.
+func (a *Analyzer) Report() *Report {
+	if a.ended {
+		return &a.rep
+	}
+	a.ended = true
+	if a.sr == nil {
+		a.startSync()
+	}
+	for _, ts := range a.topics {
+		r := ts.r
+		if r.Count > 1 && r.Last > r.First {
+			r.RateHz = float64(r.Count-1) / r.Last.Sub(r.First).Seconds()
+		}
+		r.Arrival = ts.arr.Summarize()
+		if ts.est == nil {
+			continue
+		}
+		st := ts.est.Status()
+		r.Period, r.EstimatedLosses, r.Missing = st.Period, st.LostSamplesTotal, st.LostSamplesTotal
+		r.JitterBefore, r.JitterAfter = ts.jb.Summarize(), ts.ja.Summarize()
+		r.Correction, r.Latency = ts.corr.Summarize(), ts.lat.Summarize()
+		ts.plots.latency = ts.lat
+		sort.Slice(ts.gaps, func(i, j int) bool { return ts.gaps[i].Length > ts.gaps[j].Length })
+		r.LongestGaps = ts.gaps
+		ps := ts.pll.Status()
+		r.ClockValid = ps.Valid
+		if ps.Valid {
+			r.SkewPPM, r.ClockOffset = -ps.SlopePPM/(1+ps.SlopePPM*1e-6), ps.Offset
+		}
+		if r.Stamped > 0 && !r.DeviceClock {
+			med := r.Latency.P50
+			r.DeviceClock = med > a.cfg.DeviceOffset || med < -a.cfg.DeviceOffset
+		}
+	}
+	var host []*TopicReport
+	for _, r := range a.rep.Topics {
+		if r.Stamped > 0 && !r.DeviceClock {
+			host = append(host, r)
+		}
+	}
+	if a.cfg.PerTopicOnly {
+		host = nil
+	}
+	for i := range host {
+		for j := i + 1; j < len(host); j++ {
+			a.rep.Offsets = append(a.rep.Offsets, Offset{A: host[i].Name, B: host[j].Name,
+				Offset: host[i].Latency.P50 - host[j].Latency.P50})
+		}
+	}
+	if a.sr != nil {
+		a.finishSync()
+		a.rep.Sync = a.sr
+	}
+	return &a.rep
+}
+
+// finishSync summarizes the sets and suggests parameters.
+func (a *Analyzer) finishSync() {
+	sr := a.sr
+	if a.sync == nil {
+		return
+	}
+	st := a.sync.Status()
+	for i := range a.syncT {
+		if i < len(st.QueueFill) {
+			sr.Unmatched[i] = uint64(st.QueueFill[i])
+		}
+	}
+	sr.Spread = sr.spread.Summarize()
+	// Suggestions: a queue that holds the fastest topic's messages for
+	// the slowest topic's period plus the spread of latencies between
+	// them; a max interval just above the spread of the sets found (larger
+	// spreads are mismatches); lower bounds at half each period.
+	var fastest, slowest time.Duration
+	var latLo, latHi time.Duration
+	sg := SyncSuggestion{AgePenalty: a.cfg.Sync.AgePenalty}
+	for i, ts := range a.syncT {
+		p := ts.r.Period
+		if p <= 0 && ts.r.RateHz > 0 {
+			p = time.Duration(float64(time.Second) / ts.r.RateHz)
+		}
+		if i == 0 || p < fastest {
+			fastest = p
+		}
+		if i == 0 || p > slowest {
+			slowest = p
+		}
+		l := ts.r.Latency.P99
+		if i == 0 || l < latLo {
+			latLo = l
+		}
+		if i == 0 || l > latHi {
+			latHi = l
+		}
+		sg.LowerBounds = append(sg.LowerBounds, (p / 2).Round(time.Microsecond))
+	}
+	if fastest > 0 {
+		q := int(math.Ceil(float64(slowest+latHi-latLo)/float64(fastest))) + 2
+		sg.QueueSize = max(q, 2)
+		sg.Why = append(sg.Why, fmt.Sprintf("queue_size %d: the fastest topic's messages in one period of the slowest (%v) plus the spread of their latencies (%v), and 2 to spare",
+			sg.QueueSize, slowest.Round(time.Microsecond), (latHi-latLo).Round(time.Microsecond)))
+	}
+	if sr.Sets > 0 {
+		mi := time.Duration(float64(sr.Spread.P99) * 1.5)
+		if slowest > 0 {
+			mi = min(mi, slowest/2)
+		}
+		sg.MaxInterval = mi.Round(time.Microsecond)
+		sg.Why = append(sg.Why, fmt.Sprintf("max_interval_sec %.6f: 1.5 × the 99th percentile of the set spread (%v), at most half the slowest period: wider sets are mismatches",
+			sg.MaxInterval.Seconds(), sr.Spread.P99.Round(time.Microsecond)))
+	}
+	sg.Why = append(sg.Why, "lower_bounds_sec: half of each topic's period, so a set is published without waiting for the next message")
+	sr.Suggested = sg
+}
+
+// Plots reports whether r holds plot data (an Analyzer's report does).
+func (r *TopicReport) Plots() bool { return r.plots != nil }

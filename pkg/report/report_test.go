@@ -2,131 +2,231 @@ package report
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func TestHistogramQuantiles(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	lin := NewHistogram(0, 100, 100)
-	lg := NewLogHistogram(1, 1e6, 60)
-	var vals []float64
-	for range 100000 {
-		v := r.Float64() * 100
-		lin.Add(v)
-		e := math.Pow(10, r.Float64()*6) // log-uniform over 1..1e6
-		lg.Add(e)
-		vals = append(vals, e)
+// TestHistQuantiles: quantiles are within the bucket resolution (3.2 %)
+// of the exact ones, for either sign; mean and std are exact.
+func TestHistQuantiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, gen := range []func() float64{
+		func() float64 { return rng.NormFloat64() * 1e6 },
+		func() float64 { return rng.ExpFloat64() * 3e6 },
+		func() float64 { return float64(rng.IntN(40)) },
+	} {
+		var h Hist
+		var xs []float64
+		for range 20000 {
+			x := math.Round(gen())
+			xs = append(xs, x)
+			h.Add(time.Duration(x))
+		}
+		slices.Sort(xs)
+		qs := []float64{0.01, 0.1, 0.5, 0.9, 0.99}
+		got := h.Quantiles(qs...)
+		for i, q := range qs {
+			want := xs[int(q*float64(len(xs)))]
+			require.InDelta(t, want, float64(got[i]), math.Abs(want)*0.04+2, "q%.2f", q)
+		}
+		var mean float64
+		for _, x := range xs {
+			mean += x
+		}
+		mean /= float64(len(xs))
+		require.InDelta(t, mean, float64(h.Mean()), 1)
+		require.Equal(t, time.Duration(xs[0]), h.Min())
+		require.Equal(t, time.Duration(xs[len(xs)-1]), h.Max())
 	}
-	for _, q := range []float64{0.1, 0.5, 0.9, 0.99} {
-		require.InDelta(t, 100*q, lin.Quantile(q), 1.5, "linear q=%v", q)
-		// A log-uniform quantile is 10^(6q); bins are 10^0.1 wide.
-		want := math.Pow(10, 6*q)
-		require.InEpsilon(t, want, lg.Quantile(q), 0.3, "log q=%v", q)
+	var empty Hist
+	require.Equal(t, Summary{}, empty.Summarize())
+	var ext Hist
+	ext.Add(math.MinInt64)
+	ext.Add(math.MaxInt64)
+	q := ext.Quantiles(0, 1)
+	require.Equal(t, time.Duration(math.MinInt64), q[0])
+}
+
+// TestSeriesBounded: a series never holds more than Cap points, keeps the
+// extremes, and covers the whole span.
+func TestSeriesBounded(t *testing.T) {
+	s := Series{Cap: 100}
+	for i := range 1_000_000 {
+		v := float64(i % 97)
+		if i == 500_000 {
+			v = 1e6
+		}
+		s.Add(int64(i)*int64(time.Millisecond), v)
 	}
-	lin.Add(-1)
-	lin.Add(100)
-	lin.Add(math.NaN())
-	require.Equal(t, int64(1), lin.Under)
-	require.Equal(t, int64(1), lin.Over)
-	require.Equal(t, int64(100002), lin.Total())
-	require.True(t, math.IsNaN(NewHistogram(0, 1, 4).Quantile(0.5)))
-	// Every value lands in the bin whose edges hold it.
-	h := NewLogHistogram(1e3, 1e11, 64)
-	for _, v := range []float64{1e3, 999.9999, 1e11 - 1, 12345, h.Edges[10], math.Nextafter(h.Edges[10], 0)} {
-		before := append([]int64(nil), h.Counts...)
-		h.Add(v)
-		for i := range h.Counts {
-			if h.Counts[i] != before[i] {
-				require.True(t, v >= h.Edges[i] && v < h.Edges[i+1], "%v in bin %d [%v, %v)", v, i, h.Edges[i], h.Edges[i+1])
-			}
+	pts := s.Points()
+	require.LessOrEqual(t, len(pts), 100)
+	require.Greater(t, len(pts), 40)
+	var mx float64
+	for _, p := range pts {
+		mx = math.Max(mx, p.Max)
+	}
+	require.Equal(t, 1e6, mx)
+	require.Greater(t, pts[len(pts)-1].X, 900*time.Second)
+}
+
+// TestAnalyzer: a 100 Hz stream with jitter, one lost sample, a duplicate
+// and a stamp going back; a device clock 50 ppm fast; a topic without
+// header.
+func TestAnalyzer(t *testing.T) {
+	a, err := New(DefaultConfig())
+	require.NoError(t, err)
+	require.NoError(t, a.AddTopic(0, "/imu", "sensor_msgs/msg/Imu", true, "schema"))
+	require.NoError(t, a.AddTopic(1, "/dev", "sensor_msgs/msg/LaserScan", true, "schema"))
+	require.NoError(t, a.AddTopic(2, "/str", "std_msgs/msg/String", false, "builtin"))
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	var prev stamp.Time
+	for i := range 3000 {
+		if i == 1500 {
+			continue // lost
+		}
+		tr := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		hdr := tr.Add(time.Duration(rng.Float64() * 1e6))
+		if i == 2000 {
+			hdr = prev // a driver that sent the same stamp twice
+		}
+		prev = hdr
+		a.Add(0, hdr.Add(200*time.Microsecond), hdr, true, false, 300)
+		if i%10 == 0 {
+			dev := stamp.Time(float64(tr.Sub(t0))*(1+50e-6)) + 5e9
+			a.Add(1, tr.Add(time.Millisecond), dev, true, false, 2000)
+			a.Add(2, tr, 0, false, false, 20)
 		}
 	}
+	r := a.Report()
+	imu, dev, str := r.Topics[0], r.Topics[1], r.Topics[2]
+	require.InDelta(t, 10e6, float64(imu.Period), 5e3)
+	require.Equal(t, uint64(1), imu.Missing)
+	t.Logf("gaps %+v %d missing %d", imu.LongestGaps, imu.Gaps, imu.Missing)
+	require.Equal(t, uint64(1), imu.Gaps)
+	require.Equal(t, uint64(1), imu.Duplicates)
+	require.Less(t, imu.JitterAfter.Std, imu.JitterBefore.Std/3)
+	require.False(t, imu.DeviceClock)
+	require.True(t, dev.DeviceClock)
+	require.InDelta(t, 50, dev.SkewPPM, 2)
+	require.Equal(t, uint64(0), str.Stamped)
+	require.Equal(t, uint64(299), str.Count) // the 1500th was lost with the IMU sample
+	require.InDelta(t, 10, str.RateHz, 0.05)
+	require.NotNil(t, r.Sync)
+	require.NotEmpty(t, r.Sync.Skipped, "one host-stamped topic: nothing to match")
+	var buf bytes.Buffer
+	require.NoError(t, r.WriteTable(&buf))
+	require.Contains(t, buf.String(), "device +50")
+	buf.Reset()
+	require.NoError(t, r.WriteHTML(&buf, "test"))
+	require.Contains(t, buf.String(), "<svg")
 }
 
-func TestBuckets(t *testing.T) {
-	b := NewBuckets(0, 10, 5)
-	for x := 0.0; x < 10; x += 0.5 {
-		b.Add(x, x*2)
+func TestConfigValidate(t *testing.T) {
+	c := DefaultConfig()
+	require.NoError(t, c.Validate())
+	c.SyncTopics = []string{"/a"}
+	require.ErrorContains(t, c.Validate(), "SyncTopics")
+	c = DefaultConfig()
+	c.PlotPoints = 1
+	require.ErrorIs(t, c.Validate(), ErrConfig)
+	c = DefaultConfig()
+	c.Estimator.Window = 0
+	require.Error(t, c.Validate())
+}
+
+// TestWritePage: a page with sections of a command's own (escaped text,
+// notes and table rows marked by level, plots over time and histograms),
+// the analysis of two topics across which nothing is compared
+// (PerTopicOnly), plots drawn for the busier topic only, and the words
+// the page is given in place of the bag report's.
+func TestWritePage(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.PerTopicOnly = true
+	a, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, a.AddTopic(0, "/fast", "dataflash/IMU", true, "FMT"))
+	require.NoError(t, a.AddTopic(1, "/slow", "mavlink/ATTITUDE", true, "MAVLink"))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	var lat Hist
+	over, flat := Series{Cap: 50}, Series{Cap: 50}
+	for i := range 2000 {
+		st := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		a.Add(0, st, st, true, false, 40)
+		if i%4 == 0 {
+			d := time.Duration(1+i%7) * time.Millisecond
+			a.Add(1, st.Add(d), st, true, false, 30)
+			lat.Add(d)
+			over.Add(int64(st), float64(d)/1e6)
+			flat.Add(int64(st), 2)
+		}
 	}
-	b.Add(-5, 100) // into the first bucket
-	b.Add(math.NaN(), 1)
-	s := b.Series("y", Mean)
-	require.Len(t, s.X, 5)
-	require.Equal(t, []float64{1, 3, 5, 7, 9}, s.X)
-	require.Equal(t, 100.0, s.Hi[0])
-	require.Equal(t, 0.0, s.Lo[0])
-	require.InDelta(t, (0+1+2+3+100)/5.0, s.Y[0], 1e-9)
-	require.Equal(t, 18+1.0, s.Hi[4])
-	require.Equal(t, int64(21), b.Count())
-	require.Equal(t, []float64{0, 4, 8, 12, 16}, b.Series("min", Min).Y)
-}
-
-func TestWriteHTML(t *testing.T) {
-	r := New("Timing <report> & more")
-	r.Subtitle = "inputs a.tlog"
-	s := r.Section("Clocks")
-	s.Text("offset %d µs", 42)
+	r := a.Report()
+	require.Nil(t, r.Sync)
+	require.Empty(t, r.Offsets, "two host-stamped topics, but no pairs")
+	s := &Section{Title: "Clocks & <sources>"}
+	s.Text("offset %d µs <b>", 42)
 	s.Note(Warn, "a <warning>")
-	s.Table(Table{Columns: []string{"source", "offset"}, Rows: [][]string{{"tlog", "1.5 ms"}, {"gps", "−3 ms"}}, Status: []Status{Good, Bad}})
-	h := NewLogHistogram(1e3, 1e9, 30)
-	for i := range 1000 {
-		h.Add(float64(1e4 + i*1000))
-	}
-	b := NewBuckets(1.7e18, 1.7e18+60e9, 50)
-	for i := range 600 {
-		b.Add(1.7e18+float64(i)*1e8, float64(i%37)*1e5)
-	}
-	s.Plot(Plot{Title: "latency", X: Axis{Unit: "duration", Log: true}, Y: Axis{Label: "n"}, Series: []Series{h.Series("all")}})
-	s.Plot(Plot{Title: "over time", X: Axis{Unit: "time"}, Y: Axis{Unit: "duration"}, Series: []Series{b.Series("lat", Mean), b.Series("min", Min)}})
-	s.Plot(Plot{Title: "empty", Series: []Series{{Name: "x", X: []float64{math.NaN()}, Y: []float64{1}}}})
-	long := Series{Name: "long"}
-	for i := range 100000 {
-		long.X = append(long.X, float64(i))
-		long.Y = append(long.Y, math.Sin(float64(i)/100))
-	}
-	s.Plot(Plot{Title: "thinned", Series: []Series{long}})
+	s.Note(Plain, "plain note")
+	s.Table(Table{Caption: "sources", Columns: []string{"source", "offset"},
+		Rows: [][]string{{"tlog", "1.5 ms"}, {"gps", "−3 ms"}, {"none", "n/a"}}, Levels: []Level{Good, Bad}})
+	s.Hists(HistPlot{Title: "latency", XLabel: "latency", Hists: []*Hist{&lat}, Names: []string{"all"}, Caption: "hist caption"})
+	s.Lines(LinePlot{Title: "over time", YLabel: "ms", Series: []*Series{&over, &flat}, Names: []string{"latency", "flat"}})
+	s.Lines(LinePlot{Title: "empty", Series: []*Series{{}}, Names: []string{"nothing"}})
+	pg := Page{Title: "a.tlog + a.BIN", Heading: "timealign mav report", Stamp: "autopilot stamp",
+		Notes: "notes <here>", TimeAxis: "time since the start of the logs (s)", PlotTopics: 1, Sections: []*Section{s}}
 	var w1, w2 bytes.Buffer
-	require.NoError(t, r.WriteHTML(&w1))
-	require.NoError(t, r.WriteHTML(&w2))
+	require.NoError(t, r.WritePage(&w1, pg))
+	require.NoError(t, r.WritePage(&w2, pg))
 	out := w1.String()
 	require.Equal(t, out, w2.String(), "deterministic")
-	require.Contains(t, out, "<title>Timing &lt;report&gt; &amp; more</title>")
+	require.Contains(t, out, "<h1>timealign mav report</h1>")
+	require.Contains(t, out, "<h2>Clocks &amp; &lt;sources&gt;</h2>")
+	require.Contains(t, out, "<p>offset 42 µs &lt;b&gt;</p>")
 	require.Contains(t, out, `<p class="note warn">a &lt;warning&gt;</p>`)
+	require.Contains(t, out, `<p class="note">plain note</p>`)
+	require.Contains(t, out, `<tr class="good"><td>tlog</td><td class="n">1.5 ms</td></tr>`)
 	require.Contains(t, out, `<tr class="bad"><td>gps</td><td class="n">−3 ms</td></tr>`)
-	require.Equal(t, 4, strings.Count(out, "<svg"))
-	require.Contains(t, out, ">no data</text>")
-	require.Contains(t, out, ">10 µs</text>")    // a log tick
-	require.Contains(t, out, ">22:13:30</text>") // a clock tick (1.7e18 ns is 22:13:20 UTC)
+	require.Contains(t, out, `<tr><td>none</td><td>n/a</td></tr>`)
+	require.Contains(t, out, "<figcaption>hist caption</figcaption>")
+	require.Contains(t, out, `<p class="muted">notes &lt;here&gt;</p>`)
+	require.Contains(t, out, "time since the start of the logs (s)")
+	require.Contains(t, out, "stamp correction: autopilot stamp − estimate")
+	require.NotContains(t, out, "header stamp")
+	require.NotContains(t, out, "ApproximateTime")
+	require.Contains(t, out, "the other 1 have their figures only")
+	// The section's two plots with data share a row; /fast has its plots
+	// (correction, inter-arrival, jitter, latency), /slow none.
+	require.Equal(t, 2+4, strings.Count(out, "<svg"))
+	require.Equal(t, 1, strings.Count(out, "latency (min/max)"), "a band where slots hold several values")
+	require.Contains(t, out, ">flat<", "one line where they hold one")
+	require.NotContains(t, out, "flat (min/max)")
 	require.NotContains(t, out, "NaN")
-	require.NotContains(t, out, "Inf")
-	require.Less(t, len(out), 400000, "a long series is thinned")
-	// One clip path per plot with data, each its own id.
-	require.Equal(t, 3, strings.Count(out, `<clipPath id="c`))
-	for _, i := range []int{1, 2, 4} {
-		require.Contains(t, out, fmt.Sprintf(`<clipPath id="c%d">`, i))
-	}
+	i, j := strings.Index(out, "<h2>/fast"), strings.Index(out, "<h2>/slow")
+	require.True(t, i > 0 && j > i)
+	require.Contains(t, out[i:j], "<svg")
+	require.NotContains(t, out[j:], "<svg")
+
+	// The bag report's page keeps its words.
+	var bag bytes.Buffer
+	require.NoError(t, r.WriteHTML(&bag, "b"))
+	require.Contains(t, bag.String(), "<h1>timealign bag report</h1>")
+	require.Contains(t, bag.String(), "stamp correction: header stamp − estimate")
+	require.Contains(t, bag.String(), "log time since the start of the bag (s)")
+	require.Equal(t, 8, strings.Count(bag.String(), "<svg"))
 }
 
-func TestDuration(t *testing.T) {
-	for _, c := range []struct {
-		ns   float64
-		want string
-	}{{0, "0"}, {512, "512 ns"}, {1500, "1.5 µs"}, {-2.5e6, "-2.5 ms"}, {3.25e9, "3.25 s"}, {1234567, "1.23 ms"}} {
-		require.Equal(t, c.want, Duration(c.ns))
+func TestNumeric(t *testing.T) {
+	for s, want := range map[string]bool{"1.5 ms": true, "−3 ms": true, "+0.2": true, "-14.49": true, "±2": true,
+		"": false, "n/a": false, "—": false, "-": false, "tlog": false, " 7": true} {
+		require.Equal(t, want, numeric(s), "%q", s)
 	}
-}
-
-func ExampleHistogram() {
-	h := NewLogHistogram(1e3, 1e9, 60) // 1 µs .. 1 s
-	for i := 1; i <= 1000; i++ {
-		h.Add(float64(i) * 1e4) // 10 µs .. 10 ms
-	}
-	fmt.Println(Duration(h.Quantile(0.5)), Duration(h.Quantile(0.99)), h.Total())
-	// Output: 5 ms 9.9 ms 1000
 }

@@ -126,3 +126,28 @@ func SetHeaderStamp(msg []byte, t Time) error {
 	bo.PutUint32(msg[offNanosec:], ns)
 	return nil
 }
+
+// TimeRef reads time_ref from a serialized sensor_msgs/msg/TimeReference:
+//
+//	std_msgs/Header header             stamp, frame_id (see Header)
+//	builtin_interfaces/Time time_ref   int32 sec, uint32 nanosec, 4-aligned
+//	string source
+//
+// time_ref follows frame_id's NUL, padded to a multiple of 4 from the start
+// of the body (offset 4), in either byte order. The header is checked as by
+// [Header]; a message that ends inside time_ref is [ErrTruncated]; source is
+// not read. A nanosec field of 1e9 or more is normalized. It does not
+// allocate.
+func TimeRef(msg []byte) (Time, error) {
+	_, frameID, err := Header(msg)
+	if err != nil {
+		return 0, err
+	}
+	bo, _ := byteOrder(msg)
+	end := offFrameID + 4 + len(frameID) + 1 // after the NUL
+	off := offSec + (end-offSec+3)&^3
+	if len(msg) < off+8 {
+		return 0, fmt.Errorf("%w: time_ref at offset %d, %d bytes", ErrTruncated, off, len(msg))
+	}
+	return Normalize(int32(bo.Uint32(msg[off:])), bo.Uint32(msg[off+4:])), nil
+}

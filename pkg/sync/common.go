@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/timealign/timealign/pkg/cfgerr"
@@ -71,6 +73,10 @@ const (
 
 var policyNames = []string{"approximate", "exact", "epsilon", "latest"}
 
+// PolicyNames returns the names of the policies, indexed by Policy: what
+// [ParsePolicy] reads and [Policy.String] writes. The slice is a copy.
+func PolicyNames() []string { return slices.Clone(policyNames) }
+
 func (p Policy) String() string {
 	if p >= 0 && int(p) < len(policyNames) {
 		return policyNames[p]
@@ -88,7 +94,8 @@ func ParsePolicy(s string) (Policy, error) {
 			return Policy(i), nil
 		}
 	}
-	return 0, cfgerr.New(ErrConfig, "Policy", "%q is unknown (want approximate, exact, epsilon or latest)", s)
+	return 0, cfgerr.New(ErrConfig, "Policy", "%q is unknown (want %s or %s)", s,
+		strings.Join(policyNames[:len(policyNames)-1], ", "), policyNames[len(policyNames)-1])
 }
 
 // Config configures a synchronizer. Start from DefaultConfig.

@@ -126,7 +126,7 @@ func encodePolicyInput(in policyInput) (cfgb, msgb []byte) {
 		e.B[0] = 255
 	}
 	e.Raw(int64(c.QueueSize)).Byte(1)
-	e.B = appendUint64(e.B, math.Float64bits(c.AgePenalty))
+	e.Uint64(math.Float64bits(c.AgePenalty))
 	e.Raw(int64(c.MaxInterval)).Raw(int64(c.Epsilon))
 	if len(c.LowerBounds) == 0 {
 		e.Byte(0)
@@ -137,7 +137,7 @@ func encodePolicyInput(in policyInput) (cfgb, msgb []byte) {
 		}
 	}
 	for _, f := range []float64{c.RateAlpha, c.ErrorAlpha, c.MarginFactor} {
-		e.B = appendUint64(append(e.B, 3), math.Float64bits(f))
+		e.Byte(3).Uint64(math.Float64bits(f))
 	}
 	cfgb = e.B
 	e = fuzzcheck.Encoder{}
@@ -145,13 +145,6 @@ func encodePolicyInput(in policyInput) (cfgb, msgb []byte) {
 		e.Byte(byte(m.Topic + 1)).Raw(int64(m.Stamp)).Raw(int64(m.Arrival))
 	}
 	return cfgb, e.B
-}
-
-func appendUint64(b []byte, v uint64) []byte {
-	for i := 0; i < 8; i++ {
-		b = append(b, byte(v>>(8*i)))
-	}
-	return b
 }
 
 func (in policyInput) String() string {

@@ -47,6 +47,7 @@ type SyncStatus struct {
 	DropsByReason    []uint64                        `yaml:"drops_by_reason"`   // total drops per reason
 	DroppedMalformed []uint64                        `yaml:"dropped_malformed"` // per input: not CDR / no leading std_msgs/Header
 	BlockingInput    string                          `yaml:"blocking_input"`    // an input that has gone silent and blocks every set, or ""
+	DroppedQueue     uint64                          `yaml:"dropped_queue"`     // messages dropped: the node's inbox was full
 }
 
 // NewSyncStatus creates a new SyncStatus with default values.
@@ -103,6 +104,7 @@ func (t *SyncStatus) Clone() *SyncStatus {
 		copy(c.DroppedMalformed, t.DroppedMalformed)
 	}
 	c.BlockingInput = t.BlockingInput
+	c.DroppedQueue = t.DroppedQueue
 	return c
 }
 
@@ -129,6 +131,7 @@ func (t *SyncStatus) SetDefaults() {
 	t.DropsByReason = nil
 	t.DroppedMalformed = nil
 	t.BlockingInput = ""
+	t.DroppedQueue = 0
 }
 
 func (t *SyncStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -230,6 +233,7 @@ func (t _SyncStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg types.Message)
 	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.drops_by_reason)), m.DropsByReason)
 	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_malformed)), m.DroppedMalformed)
 	primitives.StringAsCStruct(unsafe.Pointer(&mem.blocking_input), m.BlockingInput)
+	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
 }
 
 func (t _SyncStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -253,6 +257,7 @@ func (t _SyncStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffe
 	primitives.Uint64__Sequence_to_Go(&m.DropsByReason, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.drops_by_reason)))
 	primitives.Uint64__Sequence_to_Go(&m.DroppedMalformed, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_malformed)))
 	primitives.StringAsGoStruct(&m.BlockingInput, unsafe.Pointer(&mem.blocking_input))
+	m.DroppedQueue = uint64(mem.dropped_queue)
 }
 
 func (t _SyncStatusTypeSupport) TypeSupport() unsafe.Pointer {

@@ -11,17 +11,22 @@
 // stream is disabled until its next message), so the others flow at once
 // and what is buffered drains even when every input has stopped.
 //
-// The Core copies each message it holds into a buffer of its own pool and
-// returns the buffer when the message is played or dropped: memory is
-// bounded by the aligner's buffers, and the steady state does not allocate.
+// The Core keeps the messages it is given (Add takes ownership: no copy,
+// whatever their size) until they are played or dropped: memory is bounded
+// by the aligner's buffers times the messages' sizes.
+//
+// Reconfigure changes the timeout and SilentAfter of a running Core; the
+// inputs, their periods, priorities and buffers are fixed when it is made.
 package alignnode
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -71,22 +76,29 @@ func DefaultStream(period time.Duration) tsync.StreamConfig {
 // ErrConfig is wrapped by the errors of Config.Validate.
 var ErrConfig = errors.New("stream_aligner: invalid config")
 
-// Validate reports the first bad field.
+// Validate reports the first bad field, as a *cfgerr.Error naming the
+// field of Config ("Aligner.Streams[1].BufferSize").
 func (c Config) Validate() error {
 	if n := len(c.Aligner.Streams); n < 1 || n > MaxInputs {
-		return fmt.Errorf("%w: %d inputs, want 1..%d", ErrConfig, n, MaxInputs)
+		return cfgerr.New(ErrConfig, "Aligner.Streams", "has %d inputs, want 1..%d", n, MaxInputs)
 	}
 	if err := c.Aligner.Validate(); err != nil {
+		if ce, ok := cfgerr.As(err); ok {
+			ce.Nest("Aligner.")
+		}
 		return err
 	}
 	if c.SilentAfter < 0 {
-		return fmt.Errorf("%w: SilentAfter is %v, want ≥ 0", ErrConfig, c.SilentAfter)
+		return cfgerr.New(ErrConfig, "SilentAfter", "is %v, want ≥ 0", c.SilentAfter)
 	}
 	return nil
 }
 
-// Output receives a played message of input i. msg is only valid during
-// the call.
+// ErrFixed: Reconfigure was asked to change the inputs, their periods,
+// priorities or buffers, which are fixed when the Core is made.
+var ErrFixed = errors.New("stream_aligner: the inputs' configuration cannot change while running")
+
+// Output receives a played message of input i: the slice given to Add.
 type Output func(i int, msg []byte)
 
 // Status is a snapshot of a Core.
@@ -96,6 +108,7 @@ type Status struct {
 	Silent           []bool       // per input: not waited for (silent for SilentAfter)
 	LastArrival      []stamp.Time // per input: node time of its last message (0: none yet)
 	LastError        string       // the last malformed message's error
+	Config           Config       // the configuration the Core runs with
 }
 
 // Core is the node's logic. One goroutine owns it.
@@ -103,12 +116,11 @@ type Core struct {
 	cfg       Config
 	a         *tsync.StreamAligner[[]byte]
 	out       Output
-	pool      runtime.BufPool
 	malformed []uint64
 	arrival   []stamp.Time
 	silent    []bool
-	held      int        // buffers held by the aligner
 	since     stamp.Time // node time of the first Add or Tick: silence counts from it
+	now       stamp.Time // node time of the last Tick
 	lastErr   error
 	play      func(tsync.StreamSample[[]byte])
 }
@@ -124,15 +136,13 @@ func New(cfg Config, out Output) (*Core, error) {
 	}
 	k := len(cfg.Aligner.Streams)
 	c := &Core{cfg: cfg, a: a, out: out, malformed: make([]uint64, k), arrival: make([]stamp.Time, k), silent: make([]bool, k)}
-	c.play = func(x tsync.StreamSample[[]byte]) {
-		c.out(x.Stream, x.Value)
-		c.release(x.Value)
-	}
+	c.play = func(x tsync.StreamSample[[]byte]) { c.out(x.Stream, x.Value) }
 	return c, nil
 }
 
 // Add offers a serialized message of input i, received at arrival (node
-// time), and plays every message that is then ready. err describes a
+// time), and plays every message that is then ready; msg belongs to the
+// Core from then on (it is played as it is). err describes a
 // message without a readable std_msgs/Header (dropped and counted);
 // drops of the aligner (late, backward, full) are counted in its status.
 func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
@@ -150,21 +160,10 @@ func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
 	}
 	c.arrival[i] = arrival
 	c.silent[i] = false // a push enables the stream again
-	// The pool keeps as many buffers as were ever held at once: bounded
-	// by the aligner's buffers, and enough for the steady state.
-	c.held++
-	c.pool.Max = max(c.pool.Max, c.held)
-	dropped, why := c.a.Push(i, t, c.pool.Copy(msg))
-	if why != tsync.AlignerNoDrop {
-		c.release(dropped.Value)
-	}
+	c.a.Push(i, t, msg) // a drop is counted in the aligner's status
+
 	c.a.Drain(c.play)
 	return nil
-}
-
-func (c *Core) release(b []byte) {
-	c.held--
-	c.pool.Put(b)
 }
 
 // Tick stops waiting for inputs that have sent nothing for SilentAfter
@@ -174,6 +173,7 @@ func (c *Core) Tick(now stamp.Time) int {
 	if c.since == 0 {
 		c.since = now
 	}
+	c.now = now
 	if c.cfg.SilentAfter > 0 {
 		for i, last := range c.arrival {
 			if last == 0 {
@@ -188,24 +188,50 @@ func (c *Core) Tick(now stamp.Time) int {
 	return c.a.Drain(c.play)
 }
 
-// Reconfigure applies the settings that can change while running (the
-// timeout and SilentAfter) from cfg, which must be valid.
+// Reconfigure runs the Core with cfg from now on (a parameter changed):
+// the timeout applies at once (a shorter one may play what was held back;
+// automatic buffers keep their size, as in Rock), and inputs marked silent
+// that have not been silent for the new SilentAfter (as of the last Tick)
+// are waited for again. The inputs' configuration must be the Core's
+// (ErrFixed); an invalid cfg is refused. Either way nothing changes on an
+// error.
 func (c *Core) Reconfigure(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if !slices.Equal(cfg.Aligner.Streams, c.cfg.Aligner.Streams) || cfg.Aligner.MaxBufferSize != c.cfg.Aligner.MaxBufferSize {
+		return ErrFixed
 	}
 	if err := c.a.SetTimeout(cfg.Aligner.Timeout); err != nil {
 		return err
 	}
 	c.cfg.Aligner.Timeout, c.cfg.SilentAfter = cfg.Aligner.Timeout, cfg.SilentAfter
+	for i, last := range c.arrival {
+		if last == 0 {
+			last = c.since
+		}
+		if c.silent[i] && (cfg.SilentAfter == 0 || c.now.Sub(last) < cfg.SilentAfter) {
+			c.silent[i] = false
+			_ = c.a.SetActive(i, true) // i is a stream: cannot fail
+		}
+	}
 	c.a.Drain(c.play) // a shorter timeout may release samples
 	return nil
+}
+
+// since returns how much a counter grew from prev to now: 0 if it went
+// back (a status of another Core), never a wrapped-around difference.
+func since(now, prev uint64) uint64 {
+	if now < prev {
+		return 0
+	}
+	return now - prev
 }
 
 // Status returns a snapshot.
 func (c *Core) Status() Status {
 	s := Status{Aligner: c.a.Status(), DroppedMalformed: append([]uint64(nil), c.malformed...),
-		Silent: append([]bool(nil), c.silent...), LastArrival: append([]stamp.Time(nil), c.arrival...)}
+		Silent: append([]bool(nil), c.silent...), LastArrival: append([]stamp.Time(nil), c.arrival...), Config: c.cfg}
 	if c.lastErr != nil {
 		s.LastError = c.lastErr.Error()
 	}
@@ -215,39 +241,40 @@ func (c *Core) Status() Status {
 // Diagnose returns the node's health against the previous status: WARN
 // naming an input that is silent (not waited for), or that had messages
 // dropped (late, backward in time, buffer full, malformed) since prev; OK
-// otherwise.
-func Diagnose(name string, inputs []string, s, prev Status) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": " + What}
+// otherwise. A counter lower than in prev counts as no change. The values
+// end with the writable parameters the Core runs with.
+func Diagnose(name string, inputs []string, s, prev Status) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
 	var received uint64
 	for _, st := range s.Aligner.Streams {
 		received += st.Received
 	}
 	if received == 0 {
-		d.Raise(runtime.Warn, "no input yet")
+		d.Raise(nodekit.Warn, "no input yet")
 	} else {
-		d.Raise(runtime.OK, "aligning")
+		d.Raise(nodekit.OK, "aligning")
 	}
 	for i, st := range s.Aligner.Streams {
 		if i >= len(inputs) {
 			break
 		}
 		if s.Silent[i] && received > 0 {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s is silent: not waited for", inputs[i]))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: not waited for", inputs[i]))
 		}
 		var p tsync.StreamStatus
 		if i < len(prev.Aligner.Streams) {
 			p = prev.Aligner.Streams[i]
 		}
-		late, back, full := st.Late-min(st.Late, p.Late), st.Backward-p.Backward, st.Full-min(st.Full, p.Full)
+		late, back, full := since(st.Late, p.Late), since(st.Backward, p.Backward), since(st.Full, p.Full)
 		if late+back+full > 0 {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s: %d late, %d backward in time, %d pushed out of a full buffer", inputs[i], late, back, full))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d late, %d backward in time, %d pushed out of a full buffer", inputs[i], late, back, full))
 		}
 		var pm uint64
 		if i < len(prev.DroppedMalformed) {
 			pm = prev.DroppedMalformed[i]
 		}
-		if n := s.DroppedMalformed[i] - pm; n > 0 {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s: %d malformed messages dropped (%s)", inputs[i], n, s.LastError))
+		if n := since(s.DroppedMalformed[i], pm); n > 0 {
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d malformed messages dropped (%s)", inputs[i], n, s.LastError))
 		}
 	}
 	if w := s.Aligner.Waiting; w >= 0 && w < len(inputs) {
@@ -256,5 +283,8 @@ func Diagnose(name string, inputs []string, s, prev Status) runtime.Diagnostic {
 	d.Add("played", s.Aligner.Played)
 	d.Add("latency", s.Aligner.Latency)
 	d.Add("timeout", s.Aligner.Timeout)
+	for _, p := range Settings(s.Config) {
+		d.Add(p.Name, p.Value.String())
+	}
 	return d
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -75,7 +75,7 @@ func TestPlaysInStampOrder(t *testing.T) {
 	}
 	st := c.Status()
 	require.Equal(t, uint64(len(*out)), st.Aligner.Played)
-	require.Equal(t, runtime.OK, Diagnose("/al", []string{"/imu", "/scan"}, st, Status{}).Level)
+	require.Equal(t, nodekit.OK, Diagnose("/al", []string{"/imu", "/scan"}, st, Status{}).Level)
 }
 
 // TestSilentInput: an input that never sends is waited for (Rock's
@@ -94,7 +94,7 @@ func TestSilentInput(t *testing.T) {
 	st := c.Status()
 	require.Equal(t, []bool{false, true}, st.Silent)
 	d := Diagnose("/al", []string{"/a", "/b"}, st, Status{})
-	require.Equal(t, runtime.Warn, d.Level)
+	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "input /b is silent: not waited for")
 	require.NoError(t, c.Add(1, cdrtest.Message(base+600*ms, "b", 8), 2100*ms))
 	require.Equal(t, []bool{false, false}, c.Status().Silent)
@@ -179,8 +179,8 @@ func TestReconfigure(t *testing.T) {
 	require.ErrorIs(t, c.Reconfigure(cfg), ErrConfig)
 }
 
-// BenchmarkAdd measures the data path without ROS: parse the stamp, copy
-// into the pool, push, play (target: under 2 µs per message).
+// BenchmarkAdd measures the data path without ROS: parse the stamp,
+// push, play (target: under 2 µs per message).
 func BenchmarkAdd(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Aligner.Streams[0].Period = 10 * time.Millisecond

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -31,11 +31,34 @@ func DefaultParams() Params {
 	return Params{Config: c, Inputs: len(c.Aligner.Streams), In: params.SensorDataQoS(), Out: params.ReliableQoS()}
 }
 
-// Validate checks the bound Config; pass p.Validate to params.NewBinder.
-func (p *Params) Validate() error { return p.Config.Validate() }
+// fieldParams names the Config's fields as parameters, for the reasons of
+// rejected values (an element of Streams is an entry of the per-input
+// arrays).
+var fieldParams = map[string]string{
+	"Aligner.Timeout":            "timeout_sec",
+	"Aligner.MaxBufferSize":      "max_buffer_size",
+	"Aligner.Streams":            "inputs",
+	"Aligner.Streams.Period":     "periods_sec",
+	"Aligner.Streams.BufferSize": "buffer_sizes",
+	"Aligner.Streams.Priority":   "priorities",
+	"SilentAfter":                "silent_after_sec",
+}
+
+// Validate checks the bound Config, naming parameters; pass p.Validate to
+// params.NewBinder.
+func (p *Params) Validate() error { return params.NameFields(p.Config.Validate(), fieldParams) }
+
+// Settings returns the writable parameters as cfg has them: what a Core
+// runs with, under the names a user sets them by.
+func Settings(cfg Config) []params.Parameter {
+	p := Params{Config: cfg}
+	b := params.NewBinder(nil, nil)
+	p.Bind(b)
+	return b.Writable()
+}
 
 // MessageType returns the type of input i; "" to discover it.
-func (p *Params) MessageType(i int) string { return runtime.InputType(p.MessageTypes, i) }
+func (p *Params) MessageType(i int) string { return nodekit.InputType(p.MessageTypes, i) }
 
 // perInput returns entry i of an array parameter that has none, one for
 // all, or one per input.
@@ -81,26 +104,29 @@ func (p *Params) streams() error {
 	return nil
 }
 
-// Bind declares the parameters on b, bound to p.
+// Bind declares the parameters on b, bound to p. The writable ones take
+// effect through Core.Reconfigure; those of the inputs are read-only.
 func (p *Params) Bind(b *params.Binder) {
-	b.Int("inputs", &p.Inputs, params.Descriptor{ReadOnly: true, Description: "number of inputs in0 … in{N-1} (outputs out0 … out{N-1})",
+	const ports = params.ReadOnlyReason + "the subscriptions and publishers are created with it"
+	const buffers = params.ReadOnlyReason + "the aligner registers its inputs with it at start-up and cannot change them"
+	b.Int("inputs", &p.Inputs, params.Descriptor{ReadOnly: true, Description: "number of inputs in0 … in{N-1} (outputs out0 … out{N-1})" + ports,
 		IntRange: params.Ints(1, MaxInputs, 1)})
 	b.Strings("message_types", &p.MessageTypes, params.Descriptor{ReadOnly: true,
-		Description: "type of each input (one entry for all), e.g. [sensor_msgs/msg/Imu, sensor_msgs/msg/LaserScan]; none or an empty entry: taken from the input's first publisher"})
+		Description: "type of each input (one entry for all), e.g. [sensor_msgs/msg/Imu, sensor_msgs/msg/LaserScan]; none or an empty entry: taken from the input's first publisher" + ports})
 	b.Duration("timeout_sec", &p.Config.Aligner.Timeout, params.Descriptor{
-		Description: "longest playback waits for an input without data, measured in stamps (s): the most the newest stamp may be ahead of the last played one (Rock's timeout); also sizes automatic buffers",
+		Description: "longest playback waits for an input without data, measured in stamps (s): the most the newest stamp may be ahead of the last played one (Rock's timeout); its value at start-up sizes automatic buffers",
 		FloatRange:  params.Floats(0, 3600, 0)})
 	b.Durations("periods_sec", &p.Periods, params.Descriptor{ReadOnly: true,
-		Description: "period of each input (one entry for all), its lookahead: after a message stamped t nothing is waited for on that input before t + period (s); 0: not periodic (waited for as soon as it has no data); negative: only sizes an automatic buffer"})
+		Description: "period of each input (one entry for all), its lookahead: after a message stamped t nothing is waited for on that input before t + period (s); 0: not periodic (waited for as soon as it has no data); negative: only sizes an automatic buffer" + buffers})
 	b.Int64s("priorities", &p.Priorities, params.Descriptor{ReadOnly: true,
-		Description: "priority of each input (one entry for all): for equal stamps the lower plays first (default -1, Rock's)"})
+		Description: "priority of each input (one entry for all): for equal stamps the lower plays first (default -1, Rock's)" + buffers})
 	b.Int64s("buffer_sizes", &p.BufferSizes, params.Descriptor{ReadOnly: true,
-		Description: "buffer of each input (one entry for all): -1 automatic (2 x timeout / |period|), 0 growing (from 20, doubling up to max_buffer_size), or a number of messages; default: automatic with a period, growing without"})
+		Description: "buffer of each input (one entry for all): -1 automatic (2 x timeout / |period|), 0 growing (from 20, doubling up to max_buffer_size), or a number of messages; default: automatic with a period, growing without" + buffers})
 	b.Int("max_buffer_size", &p.Config.Aligner.MaxBufferSize, params.Descriptor{ReadOnly: true,
-		Description: "most messages any input buffers (a full buffer drops its oldest message)",
+		Description: "most messages any input buffers (a full buffer drops its oldest message)" + buffers,
 		IntRange:    params.Ints(1, 1<<20, 1)})
 	b.Duration("silent_after_sec", &p.Config.SilentAfter, params.Descriptor{
-		Description: "an input that sends nothing this long (node time) is not waited for until it sends again (s); 0: wait by timeout_sec alone, as Rock does",
+		Description: "an input that sends nothing this long (node time) is not waited for until it sends again (s); 0: wait by timeout_sec alone, as Rock does; a change applies to the inputs marked silent too",
 		FloatRange:  params.Floats(0, 1e6, 0)})
 	b.QoS("qos.in", &p.In)
 	b.QoS("qos.out", &p.Out)

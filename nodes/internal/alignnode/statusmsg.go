@@ -1,7 +1,7 @@
 package alignnode
 
 import (
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -11,7 +11,7 @@ import (
 // input topics and droppedQueue the node's inbox overflow count.
 func AppendStatusMsg(b []byte, now stamp.Time, s Status, inputs []string, droppedQueue uint64) []byte {
 	a := s.Aligner
-	c := runtime.NewCDR(b)
+	c := nodekit.NewCDR(b)
 	c.Header(now, "")
 	c.Duration(a.Timeout)
 	c.Duration(a.Latency)

@@ -10,14 +10,21 @@
 // receive stamp or unchanged, as Config.WhenInvalid says. Cost per message:
 // one PLL update (O(FIFOSize)) plus two 8-byte reads and writes; no
 // allocation.
+//
+// Reconfigure applies a new Config to a running Core: a new PLL
+// configuration restarts the fit, a new WhenInvalid applies to the next
+// message; every counter goes on from where it was.
 package clocksync
 
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -39,6 +46,10 @@ const (
 
 var policyNames = []string{"drop", "receive_time", "passthrough"}
 
+// InvalidPolicyNames returns the names of the policies, indexed by
+// InvalidPolicy (a copy).
+func InvalidPolicyNames() []string { return slices.Clone(policyNames) }
+
 func (p InvalidPolicy) String() string {
 	if p >= 0 && int(p) < len(policyNames) {
 		return policyNames[p]
@@ -53,7 +64,7 @@ func ParseInvalidPolicy(s string) (InvalidPolicy, error) {
 			return InvalidPolicy(i), nil
 		}
 	}
-	return 0, fmt.Errorf("%w: when_invalid is %q, want drop, receive_time or passthrough", ErrConfig, s)
+	return 0, fmt.Errorf("%w: when_invalid is %q, want one of %s", ErrConfig, s, strings.Join(policyNames, ", "))
 }
 
 // ErrConfig is wrapped by every error of Config.Validate.
@@ -80,13 +91,17 @@ func DefaultConfig() Config {
 	return Config{PLL: c}
 }
 
-// Validate reports the first bad field.
+// Validate reports the first bad field, as a *cfgerr.Error naming the
+// field of Config ("PLL.FIFOSize").
 func (c Config) Validate() error {
 	if err := c.PLL.Validate(); err != nil {
+		if ce, ok := cfgerr.As(err); ok {
+			ce.Nest("PLL.")
+		}
 		return err
 	}
 	if c.WhenInvalid < Drop || c.WhenInvalid > Passthrough {
-		return fmt.Errorf("%w: WhenInvalid is %v", ErrConfig, c.WhenInvalid)
+		return cfgerr.New(ErrConfig, "WhenInvalid", "is %v, want one of %s", c.WhenInvalid, strings.Join(policyNames, ", "))
 	}
 	return nil
 }
@@ -115,12 +130,15 @@ type Status struct {
 	DroppedMalformed uint64        `json:"dropped_malformed"`
 	// LastError describes the last malformed message.
 	LastError string `json:"last_error,omitempty"`
+	// Config is the configuration the Core runs with.
+	Config Config `json:"-"`
 }
 
 // Core is the clock_sync node's logic. One goroutine owns it.
 type Core struct {
 	cfg     Config
 	pll     *pll.PLL
+	base    pll.Status // counters of the PLLs Reconfigure replaced
 	tickDiv int64
 	mask    uint64
 	st      Status
@@ -136,11 +154,62 @@ func New(cfg Config) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
-	mask := ^uint64(0)
+	c := &Core{}
+	c.setPLL(cfg, p)
+	return c, nil
+}
+
+func (c *Core) setPLL(cfg Config, p *pll.PLL) {
+	c.mask = ^uint64(0)
 	if cfg.PLL.TickBits < 64 {
-		mask = 1<<uint(cfg.PLL.TickBits) - 1
+		c.mask = 1<<uint(cfg.PLL.TickBits) - 1
 	}
-	return &Core{cfg: cfg, pll: p, tickDiv: int64(cfg.PLL.TickPeriod), mask: mask}, nil
+	c.cfg, c.pll, c.tickDiv = cfg, p, int64(cfg.PLL.TickPeriod)
+}
+
+// Reconfigure runs the Core with cfg from now on (a parameter changed): a
+// changed PLL configuration restarts the fit with it (not counted in the
+// PLL's resets, which are losses of lock), a changed WhenInvalid applies from the next message;
+// every counter of the status goes on from its value. An invalid cfg is
+// refused and changes nothing.
+func (c *Core) Reconfigure(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.PLL == c.cfg.PLL {
+		c.cfg.WhenInvalid = cfg.WhenInvalid
+		return nil
+	}
+	p, err := pll.New(cfg.PLL)
+	if err != nil {
+		return err
+	}
+	c.base = addCounters(c.base, c.pll.Status())
+	c.setPLL(cfg, p)
+	return nil
+}
+
+// addCounters returns s with the counters of base added: the totals of a
+// PLL that replaced others. The other fields are s's.
+func addCounters(s, base pll.Status) pll.Status {
+	for _, f := range []struct{ to, from *int }{
+		{&s.Resets, &base.Resets}, {&s.Relocks, &base.Relocks}, {&s.Reboots, &base.Reboots},
+		{&s.Updates, &base.Updates}, {&s.Accepted, &base.Accepted}, {&s.Rejected, &base.Rejected},
+		{&s.Duplicates, &base.Duplicates}, {&s.Outliers, &base.Outliers}, {&s.Stale, &base.Stale},
+		{&s.OutOfRange, &base.OutOfRange}, {&s.TimeBack, &base.TimeBack},
+	} {
+		*f.to += *f.from
+	}
+	return s
+}
+
+// since returns how much a counter grew from prev to now: 0 if it went
+// back (a status of another Core), never a wrapped-around difference.
+func since(now, prev uint64) uint64 {
+	if now < prev {
+		return 0
+	}
+	return now - prev
 }
 
 // ErrNegativeDeviceTime: the device stamp is before its epoch.
@@ -186,8 +255,9 @@ func (c *Core) Process(msg []byte, receive stamp.Time) (Result, error) {
 // Status returns a snapshot.
 func (c *Core) Status() Status {
 	s := c.st
-	s.PLL = c.pll.Status()
+	s.PLL = addCounters(c.pll.Status(), c.base)
 	s.WhenInvalid = c.cfg.WhenInvalid
+	s.Config = c.cfg
 	if c.lastErr != nil {
 		s.LastError = c.lastErr.Error()
 	}
@@ -197,21 +267,23 @@ func (c *Core) Status() Status {
 // Diagnose returns the node's health: OK while the estimate is valid, WARN
 // before the first message, while warming up or re-locking and when
 // malformed messages arrived since the previous call (prev is the status
-// then), ERROR once the fit had to start over.
-func Diagnose(name string, s, prev Status) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": " + What}
+// then), ERROR once the fit had to start over. A counter lower than in prev
+// counts as no change. The values end with the writable parameters the
+// Core runs with.
+func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
 	switch {
 	case s.MessagesIn == 0:
-		d.Raise(runtime.Warn, "no input yet")
+		d.Raise(nodekit.Warn, "no input yet")
 	case s.PLL.Valid:
-		d.Raise(runtime.OK, "locked")
+		d.Raise(nodekit.OK, "locked")
 	case s.PLL.Resets > prev.PLL.Resets:
-		d.Raise(runtime.Error, fmt.Sprintf("lost lock: %d inconsistent samples in a row, fit restarted", s.PLL.Invalid))
+		d.Raise(nodekit.Error, fmt.Sprintf("lost lock: %d inconsistent samples in a row, fit restarted", s.PLL.Invalid))
 	default:
-		d.Raise(runtime.Warn, fmt.Sprintf("no valid estimate yet (%d/%d samples agree)", s.PLL.Fill, s.PLL.Updates))
+		d.Raise(nodekit.Warn, fmt.Sprintf("no valid estimate yet (%d/%d samples agree)", s.PLL.Fill, s.PLL.Updates))
 	}
-	if n := s.DroppedMalformed - prev.DroppedMalformed; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
+	if n := since(s.DroppedMalformed, prev.DroppedMalformed); n > 0 {
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
 	}
 	d.Add("mode", s.PLL.Mode.String())
 	d.Add("valid", s.PLL.Valid)
@@ -226,6 +298,11 @@ func Diagnose(name string, s, prev Status) runtime.Diagnostic {
 	d.Add("messages_out", s.MessagesOut)
 	d.Add("dropped_invalid", s.DroppedInvalid)
 	d.Add("dropped_malformed", s.DroppedMalformed)
+	for _, p := range Settings(s.Config) {
+		if p.Name != "mode" && p.Name != "when_invalid" { // above
+			d.Add(p.Name, p.Value.String())
+		}
+	}
 	d.Add("when_invalid", s.WhenInvalid.String())
 	return d
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/sim"
@@ -108,7 +108,7 @@ func TestMalformed(t *testing.T) {
 	require.Equal(t, uint64(4), st.DroppedMalformed)
 	require.Contains(t, st.LastError, "negative")
 	d := Diagnose("/clock_sync", st, Status{})
-	require.Equal(t, runtime.Warn, d.Level)
+	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "4 malformed messages dropped")
 }
 
@@ -119,19 +119,19 @@ func TestDiagnose(t *testing.T) {
 	samples := lidar(t, 50)
 	core.Process(cdrtest.Message(stamp.Time(samples[0].Device), "", 0), samples[0].Receive)
 	d := Diagnose("n", core.Status(), Status{})
-	require.Equal(t, runtime.Warn, d.Level)
+	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "no valid estimate yet")
 	for _, s := range samples[1:] {
 		core.Process(cdrtest.Message(stamp.Time(s.Device), "", 0), s.Receive)
 	}
 	prev := core.Status()
 	d = Diagnose("n", prev, prev)
-	require.Equal(t, runtime.OK, d.Level, d.Message)
+	require.Equal(t, nodekit.OK, d.Level, d.Message)
 	require.Equal(t, "n: clock sync", d.Name)
 	lost := prev
 	lost.PLL.Valid = false
 	lost.PLL.Resets++
-	require.Equal(t, runtime.Error, Diagnose("n", lost, prev).Level)
+	require.Equal(t, nodekit.Error, Diagnose("n", lost, prev).Level)
 }
 
 func TestValidate(t *testing.T) {

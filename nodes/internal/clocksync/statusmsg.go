@@ -1,7 +1,7 @@
 package clocksync
 
 import (
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -10,7 +10,7 @@ import (
 // configured FIFO and droppedQueue the node's inbox overflow count.
 func AppendStatusMsg(b []byte, now stamp.Time, s Status, fifoSize int, droppedQueue uint64) []byte {
 	p := s.PLL
-	c := runtime.NewCDR(b)
+	c := nodekit.NewCDR(b)
 	c.Header(now, "")
 	c.String(p.Mode.String())
 	c.Bool(p.Valid)

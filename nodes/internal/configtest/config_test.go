@@ -1,7 +1,8 @@
 // Package configtest checks the parameter files the package installs
 // (config/<node>.yaml) against the nodes' declared parameters, without ROS:
 // every file loads without an issue, names no parameter the node lacks, and
-// documents every parameter the node declares.
+// documents every parameter the node declares (its own and the runtime's,
+// but use_sim_time).
 package configtest
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/params"
@@ -51,6 +53,11 @@ func TestConfigFiles(t *testing.T) {
 			binder := params.NewBinder(srv, b.validate)
 			b.bind(binder)
 			require.NoError(t, binder.Declare())
+			var useSimTime bool
+			limits := nodekit.DefaultLimits()
+			runtime := params.NewBinder(srv, nil)
+			nodekit.BindRuntime(runtime, &useSimTime, &limits)
+			require.NoError(t, runtime.Declare())
 			require.Empty(t, srv.Issues(), "%s loads cleanly", path)
 			declared := srv.Names()
 			var unknown, missing []string
@@ -60,7 +67,9 @@ func TestConfigFiles(t *testing.T) {
 				}
 			}
 			for _, name := range declared {
-				if _, ok := overrides[name]; !ok {
+				// use_sim_time is ROS's own, set by launch files: a
+				// parameter file that set it would override them.
+				if _, ok := overrides[name]; !ok && name != "use_sim_time" {
 					missing = append(missing, name)
 				}
 			}

@@ -3,6 +3,7 @@
 package rosnode
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tiiuae/rclgo/pkg/rclgo"
@@ -10,25 +11,10 @@ import (
 	builtin "github.com/timealign/timealign/msgs/builtin_interfaces/msg"
 	rcl "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	srv "github.com/timealign/timealign/msgs/rcl_interfaces/srv"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
 )
-
-// call runs f on the owner goroutine (which owns the parameter Server) and
-// waits for it; false if the node is shutting down.
-func (n *Node) call(f func()) bool {
-	done := make(chan struct{})
-	select {
-	case n.calls <- func() { f(); close(done) }:
-	case <-n.closing:
-		return false
-	}
-	select {
-	case <-done:
-		return true
-	case <-n.closing:
-		return false
-	}
-}
 
 func toParams(ps []rcl.Parameter) []params.ParameterMsg {
 	out := make([]params.ParameterMsg, len(ps))
@@ -58,33 +44,32 @@ func fromDescriptor(d params.DescriptorMsg) rcl.ParameterDescriptor {
 	return r
 }
 
-// serveParameters creates the six standard parameter services and the
-// /parameter_events publisher, so `ros2 param list/get/set/describe/dump`
-// work. Requests are answered on the owner goroutine.
-func (n *Node) serveParameters() error {
-	name := func(s string) string { return n.node.FullyQualifiedName() + "/" + s }
+type eventPublisher = rcl.ParameterEventPublisher
+
+// ServeParameters implements nodekit.Transport: the six standard
+// parameter services, answered by h (which hands each request to the
+// node's owner goroutine), and the /parameter_events publisher.
+func (t *transport) ServeParameters(h nodekit.ParameterHandler) error {
+	name := func(s string) string { return t.node.FullyQualifiedName() + "/" + s }
 	var errs []error
+	var svcs []*rclgo.Service
 	add := func(err error, svc func() *rclgo.Service) {
 		if err != nil {
 			errs = append(errs, cleanErr(err))
 			return
 		}
-		n.ws.AddServices(svc())
+		svcs = append(svcs, svc())
 	}
-	ls, err := srv.NewListParametersService(n.node, name(params.SrvListParameters), nil,
+	ls, err := srv.NewListParametersService(t.node, name(params.SrvListParameters), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.ListParameters_Request, rs srv.ListParametersServiceResponseSender) {
-			var res params.ListParametersResponse
-			if n.call(func() {
-				res = n.Params.ListParameters(params.ListParametersRequest{Prefixes: req.Prefixes, Depth: req.Depth})
-			}) {
+			if res, ok := h.ListParameters(params.ListParametersRequest{Prefixes: req.Prefixes, Depth: req.Depth}); ok {
 				_ = rs.SendResponse(&srv.ListParameters_Response{Result: rcl.ListParametersResult{Names: res.Result.Names, Prefixes: res.Result.Prefixes}})
 			}
 		})
 	add(err, func() *rclgo.Service { return ls.Service })
-	gs, err := srv.NewGetParametersService(n.node, name(params.SrvGetParameters), nil,
+	gs, err := srv.NewGetParametersService(t.node, name(params.SrvGetParameters), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.GetParameters_Request, rs srv.GetParametersServiceResponseSender) {
-			var res params.GetParametersResponse
-			if n.call(func() { res = n.Params.GetParameters(params.GetParametersRequest{Names: req.Names}) }) {
+			if res, ok := h.GetParameters(params.GetParametersRequest{Names: req.Names}); ok {
 				out := &srv.GetParameters_Response{Values: make([]rcl.ParameterValue, len(res.Values))}
 				for i, v := range res.Values {
 					out.Values[i] = rcl.ParameterValue(v)
@@ -93,13 +78,9 @@ func (n *Node) serveParameters() error {
 			}
 		})
 	add(err, func() *rclgo.Service { return gs.Service })
-	ss, err := srv.NewSetParametersService(n.node, name(params.SrvSetParameters), nil,
+	ss, err := srv.NewSetParametersService(t.node, name(params.SrvSetParameters), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.SetParameters_Request, rs srv.SetParametersServiceResponseSender) {
-			var res params.SetParametersResponse
-			if n.call(func() {
-				res = n.Params.SetParameters(params.SetParametersRequest{Parameters: toParams(req.Parameters)})
-				n.publishEvents()
-			}) {
+			if res, ok := h.SetParameters(params.SetParametersRequest{Parameters: toParams(req.Parameters)}); ok {
 				out := &srv.SetParameters_Response{Results: make([]rcl.SetParametersResult, len(res.Results))}
 				for i, r := range res.Results {
 					out.Results[i] = rcl.SetParametersResult{Successful: r.Successful, Reason: r.Reason}
@@ -108,21 +89,16 @@ func (n *Node) serveParameters() error {
 			}
 		})
 	add(err, func() *rclgo.Service { return ss.Service })
-	sa, err := srv.NewSetParametersAtomicallyService(n.node, name(params.SrvSetParametersAtomically), nil,
+	sa, err := srv.NewSetParametersAtomicallyService(t.node, name(params.SrvSetParametersAtomically), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.SetParametersAtomically_Request, rs srv.SetParametersAtomicallyServiceResponseSender) {
-			var res params.SetParametersAtomicallyResponse
-			if n.call(func() {
-				res = n.Params.SetParametersAtomically(params.SetParametersAtomicallyRequest{Parameters: toParams(req.Parameters)})
-				n.publishEvents()
-			}) {
+			if res, ok := h.SetParametersAtomically(params.SetParametersAtomicallyRequest{Parameters: toParams(req.Parameters)}); ok {
 				_ = rs.SendResponse(&srv.SetParametersAtomically_Response{Result: rcl.SetParametersResult{Successful: res.Result.Successful, Reason: res.Result.Reason}})
 			}
 		})
 	add(err, func() *rclgo.Service { return sa.Service })
-	ds, err := srv.NewDescribeParametersService(n.node, name(params.SrvDescribeParameters), nil,
+	ds, err := srv.NewDescribeParametersService(t.node, name(params.SrvDescribeParameters), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.DescribeParameters_Request, rs srv.DescribeParametersServiceResponseSender) {
-			var res params.DescribeParametersResponse
-			if n.call(func() { res = n.Params.DescribeParameters(params.DescribeParametersRequest{Names: req.Names}) }) {
+			if res, ok := h.DescribeParameters(params.DescribeParametersRequest{Names: req.Names}); ok {
 				out := &srv.DescribeParameters_Response{Descriptors: make([]rcl.ParameterDescriptor, len(res.Descriptors))}
 				for i, d := range res.Descriptors {
 					out.Descriptors[i] = fromDescriptor(d)
@@ -131,37 +107,32 @@ func (n *Node) serveParameters() error {
 			}
 		})
 	add(err, func() *rclgo.Service { return ds.Service })
-	ts, err := srv.NewGetParameterTypesService(n.node, name(params.SrvGetParameterTypes), nil,
+	ts, err := srv.NewGetParameterTypesService(t.node, name(params.SrvGetParameterTypes), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.GetParameterTypes_Request, rs srv.GetParameterTypesServiceResponseSender) {
-			var res params.GetParameterTypesResponse
-			if n.call(func() { res = n.Params.GetParameterTypes(params.GetParameterTypesRequest{Names: req.Names}) }) {
+			if res, ok := h.GetParameterTypes(params.GetParameterTypesRequest{Names: req.Names}); ok {
 				_ = rs.SendResponse(&srv.GetParameterTypes_Response{Types: res.Types})
 			}
 		})
 	add(err, func() *rclgo.Service { return ts.Service })
-	n.events, err = rcl.NewParameterEventPublisher(n.node, "/parameter_events", nil)
+	t.add(nil, svcs)
+	t.events, err = rcl.NewParameterEventPublisher(t.node, params.EventsTopic, nil)
 	if err != nil {
 		errs = append(errs, cleanErr(err))
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("parameter services: %v", errs)
+		return fmt.Errorf("parameter services: %w", errors.Join(errs...))
 	}
 	return nil
 }
 
-// publishEvents publishes the parameter events the Server queued.
-func (n *Node) publishEvents() {
-	if n.events == nil {
-		return
+// PublishParameterEvent implements nodekit.Transport.
+func (t *transport) PublishParameterEvent(e params.EventMsg, at stamp.Time) error {
+	if t.events == nil {
+		return errors.New("no /parameter_events publisher")
 	}
-	sec, nsec, _ := n.Clock.Now().ROS()
-	for _, e := range n.Params.TakeEvents() {
-		m := e.Msg()
-		ev := &rcl.ParameterEvent{Node: m.Node, NewParameters: fromParams(m.NewParameters),
-			ChangedParameters: fromParams(m.ChangedParameters), DeletedParameters: fromParams(m.DeletedParameters),
-			Stamp: builtin.Time{Sec: sec, Nanosec: nsec}}
-		if err := n.events.Publish(ev); err != nil {
-			n.Warn("publish /parameter_events: ", cleanErr(err))
-		}
-	}
+	sec, nsec, _ := at.ROS()
+	ev := &rcl.ParameterEvent{Node: e.Node, NewParameters: fromParams(e.NewParameters),
+		ChangedParameters: fromParams(e.ChangedParameters), DeletedParameters: fromParams(e.DeletedParameters),
+		Stamp: builtin.Time{Sec: sec, Nanosec: nsec}}
+	return cleanErr(t.events.Publish(ev))
 }

@@ -17,7 +17,7 @@ import (
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/pll"
@@ -133,7 +133,7 @@ func TestSyncEncodings(t *testing.T) {
 
 	inputs := []string{"/camera", "/imu", "/scan"}
 	rates := []float64{10, 10.5, 4.25}
-	b := core.AppendStatusMsg(nil, statusNow, st, inputs, rates, 3.5, "/scan")
+	b := core.AppendStatusMsg(nil, statusNow, st, inputs, rates, 3.5, "/scan", 24)
 	got := decode[*tamsg.SyncStatus](t, b, tamsg.SyncStatusTypeSupport)
 	want := &tamsg.SyncStatus{
 		Header: stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -141,7 +141,7 @@ func TestSyncEncodings(t *testing.T) {
 		MeanSpread: rosDuration(t, st.Sync.MeanSpread), MaxSpread: rosDuration(t, st.Sync.MaxSpread),
 		MeanLatency: rosDuration(t, st.Sync.MeanLatency), MaxLatency: rosDuration(t, st.Sync.MaxLatency),
 		Inputs: inputs, Received: st.Sync.Received, Rates: rates, DroppedMalformed: st.DroppedMalformed,
-		Dropped: st.Sync.DroppedPerTopic(), BlockingInput: "/scan",
+		Dropped: st.Sync.DroppedPerTopic(), BlockingInput: "/scan", DroppedQueue: 24,
 	}
 	for _, n := range st.Sync.QueueFill {
 		want.QueueFill = append(want.QueueFill, uint32(n))
@@ -229,13 +229,13 @@ func TestAlignerStatusEncoding(t *testing.T) {
 
 // TestDiagnosticArrayEncoding: /diagnostics as diagnostic_msgs decodes it.
 func TestDiagnosticArrayEncoding(t *testing.T) {
-	d := runtime.Diagnostic{Name: "/imu/ts: timestamp estimator", HardwareID: "imu0"}
-	d.Raise(runtime.Warn, "no period estimate yet")
+	d := nodekit.Diagnostic{Name: "/imu/ts: timestamp estimator", HardwareID: "imu0"}
+	d.Raise(nodekit.Warn, "no period estimate yet")
 	d.Add("period", 10*time.Millisecond)
 	d.Add("messages_in", uint64(42))
-	ok := runtime.Diagnostic{Name: "/sync: synchronizer"}
-	ok.Raise(runtime.OK, "matching")
-	b := runtime.AppendDiagnosticArray(nil, statusNow, d, ok)
+	ok := nodekit.Diagnostic{Name: "/sync: synchronizer"}
+	ok.Raise(nodekit.OK, "matching")
+	b := nodekit.AppendDiagnosticArray(nil, statusNow, d, ok)
 	got := decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport)
 	require.Equal(t, rosTime(t, statusNow), got.Header.Stamp)
 	require.Len(t, got.Status, 2)

@@ -3,7 +3,7 @@ package syncnode
 import (
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -12,9 +12,9 @@ import (
 // field as msg/SyncStatus.msg) stamped now. inputs are the resolved input
 // topics, rates the messages per second of each input and setRate the sets
 // per second (see Rates), blocking the silent input that blocks every set
-// or "".
-func (c *Core) AppendStatusMsg(b []byte, now stamp.Time, s Status, inputs []string, rates []float64, setRate float64, blocking string) []byte {
-	w := runtime.NewCDR(b)
+// or "", droppedQueue the node's inbox drops.
+func (c *Core) AppendStatusMsg(b []byte, now stamp.Time, s Status, inputs []string, rates []float64, setRate float64, blocking string, droppedQueue uint64) []byte {
+	w := nodekit.NewCDR(b)
 	w.Header(now, "")
 	w.String(c.cfg.Sync.Policy.String())
 	w.Uint64(s.Sync.Sets)
@@ -63,13 +63,14 @@ func (c *Core) AppendStatusMsg(b []byte, now stamp.Time, s Status, inputs []stri
 		w.Uint64(v)
 	}
 	w.String(blocking)
+	w.Uint64(droppedQueue)
 	return w.B
 }
 
 // Rates turns counters into per-second rates between status snapshots.
 type Rates struct {
-	inputs []runtime.Rate
-	sets   runtime.Rate
+	inputs []nodekit.Rate
+	sets   nodekit.Rate
 	out    []float64
 }
 
@@ -77,7 +78,7 @@ type Rates struct {
 // monotonic clock) from s.
 func (r *Rates) Update(s Status, now time.Duration) ([]float64, float64) {
 	if len(r.inputs) != len(s.Sync.Received) {
-		r.inputs = make([]runtime.Rate, len(s.Sync.Received))
+		r.inputs = make([]nodekit.Rate, len(s.Sync.Received))
 		r.out = make([]float64, len(s.Sync.Received))
 	}
 	for i, n := range s.Sync.Received {

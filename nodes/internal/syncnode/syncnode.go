@@ -4,19 +4,24 @@
 // republished member by member, unchanged, and summarized in a
 // timealign/msg/MatchedSet.
 //
-// The Core copies each message it keeps into a buffer of its own pool (the
-// caller's buffer is free again when Add returns) and returns buffers to
-// the pool when their message is published or dropped, so memory is bounded
-// by the queue sizes and the steady state does not allocate.
+// The Core keeps the messages it is given (Add takes ownership: no copy,
+// whatever their size) until their set is published or the policy drops
+// them, so memory is bounded by the queue sizes times the messages' sizes.
+//
+// Reconfigure changes SilentAfter and MaxDropShare of a running Core; the
+// policy's configuration is fixed when the Core is made.
 package syncnode
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
@@ -45,22 +50,31 @@ func DefaultConfig() Config {
 // ErrConfig is wrapped by the errors of Config.Validate.
 var ErrConfig = errors.New("synchronizer: invalid config")
 
-// Validate reports the first bad field.
+// Validate reports the first bad field, as a *cfgerr.Error naming the
+// field of Config ("Sync.QueueSize").
 func (c Config) Validate() error {
 	if err := c.Sync.Validate(); err != nil {
+		if ce, ok := cfgerr.As(err); ok {
+			ce.Nest("Sync.")
+		}
 		return err
 	}
 	if c.SilentAfter <= 0 {
-		return fmt.Errorf("%w: SilentAfter is %v, want > 0", ErrConfig, c.SilentAfter)
+		return cfgerr.New(ErrConfig, "SilentAfter", "is %v, want > 0", c.SilentAfter)
 	}
 	if !(c.MaxDropShare >= 0 && c.MaxDropShare <= 1) {
-		return fmt.Errorf("%w: MaxDropShare is %v, want 0..1", ErrConfig, c.MaxDropShare)
+		return cfgerr.New(ErrConfig, "MaxDropShare", "is %v, want 0..1", c.MaxDropShare)
 	}
 	return nil
 }
 
-// Output receives a matched set: the members (input order; each buffer is
-// valid until Output returns) and the serialized MatchedSet.
+// ErrFixed: Reconfigure was asked to change the policy's configuration,
+// which is fixed when the Core is made.
+var ErrFixed = errors.New("synchronizer: the policy's configuration cannot change while running")
+
+// Output receives a matched set: the members (input order: the messages
+// given to Add, which Output may keep; the members slice itself is reused)
+// and the serialized MatchedSet (new for each set).
 type Output func(members [][]byte, matched []byte)
 
 // Status is a snapshot of a Core.
@@ -76,9 +90,7 @@ type Core struct {
 	cfg       Config
 	s         tsync.Synchronizer[[]byte]
 	out       Output
-	pool      runtime.BufPool
 	members   [][]byte
-	matched   []byte
 	seq       uint64
 	malformed []uint64
 	arrival   []stamp.Time
@@ -92,7 +104,6 @@ func New(cfg Config, out Output) (*Core, error) {
 		return nil, err
 	}
 	c := &Core{cfg: cfg, out: out, members: make([][]byte, cfg.Sync.Topics),
-		pool:      runtime.BufPool{Max: 4 * cfg.Sync.Topics * (cfg.Sync.QueueSize + 1)},
 		malformed: make([]uint64, cfg.Sync.Topics), arrival: make([]stamp.Time, cfg.Sync.Topics)}
 	s, err := tsync.New(cfg.Sync, c.onSet, c.onDrop)
 	if err != nil {
@@ -102,7 +113,8 @@ func New(cfg Config, out Output) (*Core, error) {
 	return c, nil
 }
 
-// Add offers a serialized message of input i, received at arrival. err
+// Add offers a serialized message of input i, received at arrival; msg
+// belongs to the Core from then on (it is published as it is). err
 // describes a message without a readable std_msgs/Header (dropped and
 // counted).
 func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
@@ -116,7 +128,7 @@ func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
 		return err
 	}
 	c.arrival[i] = arrival
-	c.s.Add(tsync.Message[[]byte]{Topic: i, Stamp: t, Arrival: arrival, Value: c.pool.Copy(msg)})
+	c.s.Add(tsync.Message[[]byte]{Topic: i, Stamp: t, Arrival: arrival, Value: msg})
 	return nil
 }
 
@@ -126,16 +138,47 @@ func (c *Core) onSet(set []tsync.Message[[]byte]) {
 		c.members[i] = m.Value
 		lo, hi = min(lo, m.Stamp), max(hi, m.Stamp)
 	}
-	c.matched = AppendMatchedSet(c.matched[:0], hi, c.frameID, c.seq, set, hi.Sub(lo))
+	matched := AppendMatchedSet(nil, hi, c.frameID, c.seq, set, hi.Sub(lo))
 	c.seq++
-	c.out(c.members, c.matched)
-	for i, m := range set {
-		c.pool.Put(m.Value)
-		c.members[i] = nil
+	c.out(c.members, matched)
+	for i := range set {
+		c.members[i] = nil // the Core keeps no reference
 	}
 }
 
-func (c *Core) onDrop(m tsync.Message[[]byte], _ tsync.DropReason) { c.pool.Put(m.Value) }
+func (c *Core) onDrop(tsync.Message[[]byte], tsync.DropReason) {}
+
+// Reconfigure runs the Core with cfg from now on (a parameter changed):
+// SilentAfter and MaxDropShare apply to the next diagnostics. cfg.Sync must
+// be the Core's (ErrFixed); an invalid cfg is refused. Either way nothing
+// changes on an error.
+func (c *Core) Reconfigure(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	a, b := cfg.Sync, c.cfg.Sync
+	if !slices.Equal(a.LowerBounds, b.LowerBounds) {
+		return ErrFixed
+	}
+	a.LowerBounds, b.LowerBounds = nil, nil
+	if !reflect.DeepEqual(a, b) { // no NaN: both are valid
+		return ErrFixed
+	}
+	c.cfg.SilentAfter, c.cfg.MaxDropShare = cfg.SilentAfter, cfg.MaxDropShare
+	return nil
+}
+
+// Config returns the configuration the Core runs with.
+func (c *Core) Config() Config { return c.cfg }
+
+// since returns how much a counter grew from prev to now: 0 if it went
+// back (a status of another Core), never a wrapped-around difference.
+func since(now, prev uint64) uint64 {
+	if now < prev {
+		return 0
+	}
+	return now - prev
+}
 
 // Status returns a snapshot.
 func (c *Core) Status() Status {
@@ -150,17 +193,19 @@ func (c *Core) Status() Status {
 // Diagnose returns the node's health at now against the previous status:
 // WARN naming an input that has gone silent while others deliver (it
 // blocks every set), or that dropped more than MaxDropShare of its
-// messages since prev, or malformed messages; OK otherwise.
-func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": " + What}
+// messages since prev, or malformed messages; OK otherwise. A counter lower
+// than in prev counts as no change. The values end with the writable
+// parameters the Core runs with.
+func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
 	var received uint64
 	for _, r := range s.Sync.Received {
 		received += r
 	}
 	if received == 0 {
-		d.Raise(runtime.Warn, "no input yet")
+		d.Raise(nodekit.Warn, "no input yet")
 	} else {
-		d.Raise(runtime.OK, "matching")
+		d.Raise(nodekit.OK, "matching")
 	}
 	dropped := s.Sync.DroppedPerTopic()
 	var prevDropped []uint64
@@ -173,17 +218,17 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 			topic = inputs[i]
 		}
 		if c.silent(s, i, now) {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
 		}
 		if prevDropped != nil && len(prev.Sync.Received) > i {
-			got := s.Sync.Received[i] - prev.Sync.Received[i]
-			lost := dropped[i] - prevDropped[i]
-			if got > 0 && runtime.Share(lost, got) > c.cfg.MaxDropShare {
-				d.Raise(runtime.Warn, fmt.Sprintf("input %s drops %.0f%% of its messages", topic, 100*runtime.Share(lost, got)))
+			got := since(s.Sync.Received[i], prev.Sync.Received[i])
+			lost := since(dropped[i], prevDropped[i])
+			if got > 0 && nodekit.Share(lost, got) > c.cfg.MaxDropShare {
+				d.Raise(nodekit.Warn, fmt.Sprintf("input %s drops %.0f%% of its messages", topic, 100*nodekit.Share(lost, got)))
 			}
 		}
 		if len(prev.DroppedMalformed) > i && s.DroppedMalformed[i] > prev.DroppedMalformed[i] {
-			d.Raise(runtime.Warn, fmt.Sprintf("input %s: malformed messages dropped (%s)", topic, s.LastError))
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: malformed messages dropped (%s)", topic, s.LastError))
 		}
 		d.Add(topic+".received", s.Sync.Received[i])
 		d.Add(topic+".dropped", dropped[i])
@@ -193,6 +238,9 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 	d.Add("sets", s.Sync.Sets)
 	d.Add("mean_spread", s.Sync.MeanSpread)
 	d.Add("max_spread", s.Sync.MaxSpread)
+	for _, p := range Settings(c.cfg) {
+		d.Add(p.Name, p.Value.String())
+	}
 	return d
 }
 

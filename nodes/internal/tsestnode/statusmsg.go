@@ -1,7 +1,7 @@
 package tsestnode
 
 import (
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -10,7 +10,7 @@ import (
 // droppedQueue is the node's inbox overflow count.
 func AppendStatusMsg(b []byte, now stamp.Time, s Status, droppedQueue uint64) []byte {
 	e := s.Estimator
-	c := runtime.NewCDR(b)
+	c := nodekit.NewCDR(b)
 	c.Header(now, "")
 	c.Bool(e.HaveEstimate)
 	c.Time(e.Stamp)

@@ -7,15 +7,23 @@
 // as Config.Source says), feeds the estimator, and rewrites header.stamp in
 // place with the estimate; every other byte is left as it was. Messages on
 // the optional reference topic carry hardware reference stamps (a sync
-// pulse) in their header.stamp. Cost per message: one estimator update and
-// two 8-byte reads and writes; no allocation.
+// pulse): the time_ref of a sensor_msgs/msg/TimeReference, or the
+// header.stamp of another Header-first type (Config.ReferenceTimeRef).
+// Cost per message: one estimator update and two 8-byte reads and writes;
+// no allocation.
+//
+// Reconfigure applies a new Config to a running Core: the estimator starts
+// over with it, and every counter goes on from where it was.
 package tsestnode
 
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/stamp"
 	"github.com/timealign/timealign/pkg/tsest"
 )
@@ -36,6 +44,9 @@ const (
 
 var sourceNames = []string{"header", "receive_time"}
 
+// SourceNames returns the names of the sources, indexed by Source (a copy).
+func SourceNames() []string { return slices.Clone(sourceNames) }
+
 func (s Source) String() string {
 	if s >= 0 && int(s) < len(sourceNames) {
 		return sourceNames[s]
@@ -53,7 +64,7 @@ func ParseSource(s string) (Source, error) {
 			return Source(i), nil
 		}
 	}
-	return 0, fmt.Errorf("%w: stamp_source is %q, want header or receive_time", ErrConfig, s)
+	return 0, fmt.Errorf("%w: stamp_source is %q, want one of %s", ErrConfig, s, strings.Join(sourceNames, ", "))
 }
 
 // Config configures a Core.
@@ -63,18 +74,27 @@ type Config struct {
 	// Source is the receive time fed to the estimator. It defaults to
 	// HeaderStamp.
 	Source Source
+	// ReferenceTimeRef says that reference messages are
+	// sensor_msgs/msg/TimeReference and their time_ref is the reference
+	// stamp; false: the header.stamp of any Header-first message is. It
+	// defaults to true.
+	ReferenceTimeRef bool
 }
 
 // DefaultConfig returns the node's defaults.
-func DefaultConfig() Config { return Config{Estimator: tsest.DefaultConfig()} }
+func DefaultConfig() Config { return Config{Estimator: tsest.DefaultConfig(), ReferenceTimeRef: true} }
 
-// Validate reports the first bad field.
+// Validate reports the first bad field, as a *cfgerr.Error naming the
+// field of Config ("Estimator.Window").
 func (c Config) Validate() error {
 	if err := c.Estimator.Validate(); err != nil {
+		if ce, ok := cfgerr.As(err); ok {
+			ce.Nest("Estimator.")
+		}
 		return err
 	}
 	if c.Source < HeaderStamp || c.Source > ReceiveTime {
-		return fmt.Errorf("%w: Source is %v", ErrConfig, c.Source)
+		return cfgerr.New(ErrConfig, "Source", "is %v, want one of %s", c.Source, strings.Join(sourceNames, ", "))
 	}
 	return nil
 }
@@ -88,12 +108,15 @@ type Status struct {
 	DroppedRejected  uint64       `json:"dropped_rejected"`
 	DroppedMalformed uint64       `json:"dropped_malformed"`
 	LastError        string       `json:"last_error,omitempty"`
+	// Config is the configuration the Core runs with.
+	Config Config `json:"-"`
 }
 
 // Core is the node's logic. One goroutine owns it.
 type Core struct {
 	cfg     Config
 	est     *tsest.Estimator
+	base    tsest.Status // counters of the estimators Reconfigure replaced
 	st      Status
 	lastErr error
 }
@@ -140,12 +163,20 @@ func (c *Core) Process(msg []byte, receive stamp.Time) (publish bool, err error)
 	return true, nil
 }
 
-// Reference takes a message of the reference topic: its header.stamp is a
-// hardware reference stamp. A reference the estimator rejects (it belongs
-// to no sample of the current fit) is counted in its status, and the error
-// says why.
+// Reference takes a message of the reference topic: its time_ref (a
+// sensor_msgs/msg/TimeReference) or its header.stamp (any other
+// Header-first type), as Config.ReferenceTimeRef says, is a hardware
+// reference stamp. A malformed message is dropped and counted; a reference
+// the estimator rejects (it belongs to no sample of the current fit) is
+// counted in its status. The error says why.
 func (c *Core) Reference(msg []byte) error {
-	t, _, err := stamp.Header(msg) // frame_id checked too: evidence of a leading Header
+	var t stamp.Time
+	var err error
+	if c.cfg.ReferenceTimeRef {
+		t, err = stamp.TimeRef(msg)
+	} else {
+		t, _, err = stamp.Header(msg) // frame_id checked too: evidence of a leading Header
+	}
 	if err != nil {
 		c.malformed(err)
 		return err
@@ -159,52 +190,101 @@ func (c *Core) malformed(err error) {
 	c.lastErr = err
 }
 
-// Reset restarts the estimator (a parameter changed, a driver restarted).
+// Reset restarts the estimator (a driver restarted).
 func (c *Core) Reset() { c.est.Reset() }
+
+// Reconfigure runs the Core with cfg from now on (a parameter changed): the
+// estimator starts over with it, counted as a reset; every counter of the
+// status goes on from its value. An invalid cfg is refused and changes
+// nothing; an unchanged one does nothing.
+func (c *Core) Reconfigure(cfg Config) error {
+	if cfg == c.cfg {
+		return nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	est, err := tsest.New(cfg.Estimator)
+	if err != nil {
+		return err
+	}
+	c.base = addCounters(c.base, c.est.Status())
+	c.base.Resets++
+	c.est, c.cfg = est, cfg
+	return nil
+}
+
+// addCounters returns s with the counters of base added: the totals of an
+// estimator that replaced others. The other fields are s's.
+func addCounters(s, base tsest.Status) tsest.Status {
+	for _, f := range []struct{ to, from *uint64 }{
+		{&s.Samples, &base.Samples}, {&s.LostSamplesTotal, &base.LostSamplesTotal},
+		{&s.RejectedExpectedLosses, &base.RejectedExpectedLosses}, {&s.BaseTimeResets, &base.BaseTimeResets},
+		{&s.References, &base.References}, {&s.RejectedReferences, &base.RejectedReferences},
+		{&s.Backward, &base.Backward}, {&s.Duplicates, &base.Duplicates}, {&s.DupIndexes, &base.DupIndexes},
+		{&s.Gaps, &base.Gaps}, {&s.ClockSteps, &base.ClockSteps}, {&s.IndexResets, &base.IndexResets},
+		{&s.Recounts, &base.Recounts}, {&s.Resets, &base.Resets},
+	} {
+		*f.to += *f.from
+	}
+	return s
+}
 
 // Status returns a snapshot.
 func (c *Core) Status() Status {
 	s := c.st
-	s.Estimator = c.est.Status()
+	s.Estimator = addCounters(c.est.Status(), c.base)
+	s.Config = c.cfg
 	if c.lastErr != nil {
 		s.LastError = c.lastErr.Error()
 	}
 	return s
 }
 
+// since returns how much a counter grew from prev to now: 0 if it went
+// back (a status of another Core), never a wrapped-around difference.
+func since(now, prev uint64) uint64 {
+	if now < prev {
+		return 0
+	}
+	return now - prev
+}
+
 // Diagnose returns the node's health against the previous status: WARN
 // before the first message and while the estimator has no period yet, or
-// when messages were malformed or rejected since prev; OK otherwise.
-func Diagnose(name string, s, prev Status) runtime.Diagnostic {
-	d := runtime.Diagnostic{Name: name + ": " + What}
+// when messages were malformed or rejected since prev; OK otherwise. A
+// counter lower than in prev counts as no change. The values end with the
+// writable parameters the Core runs with.
+func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
 	switch {
 	case s.MessagesIn == 0:
-		d.Raise(runtime.Warn, "no input yet")
+		d.Raise(nodekit.Warn, "no input yet")
 	case !s.Estimator.HaveEstimate:
-		d.Raise(runtime.Warn, "no period estimate yet")
+		d.Raise(nodekit.Warn, "no period estimate yet")
 	default:
-		d.Raise(runtime.OK, "estimating")
+		d.Raise(nodekit.OK, "estimating")
 	}
-	if n := s.DroppedMalformed - prev.DroppedMalformed; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
+	if n := since(s.DroppedMalformed, prev.DroppedMalformed); n > 0 {
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
 	}
-	if n := s.DroppedRejected - prev.DroppedRejected; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d samples rejected (repeated indexes)", n))
+	if n := since(s.DroppedRejected, prev.DroppedRejected); n > 0 {
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d samples rejected (repeated indexes)", n))
 	}
-	if n := s.Estimator.Backward - prev.Estimator.Backward; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d stamps went back (stamped from the fit)", n))
+	if n := since(s.Estimator.Backward, prev.Estimator.Backward); n > 0 {
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d stamps went back (stamped from the fit)", n))
 	}
-	if n := s.Estimator.RejectedReferences - prev.Estimator.RejectedReferences; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d references rejected (no sample of the current fit)", n))
+	if n := since(s.Estimator.RejectedReferences, prev.Estimator.RejectedReferences); n > 0 {
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d references rejected (no sample of the current fit)", n))
 	}
-	if n, of := s.Estimator.Duplicates-prev.Estimator.Duplicates, s.Estimator.Samples-prev.Estimator.Samples; n > 0 && 2*n >= of {
+	if n, of := since(s.Estimator.Duplicates, prev.Estimator.Duplicates), since(s.Estimator.Samples, prev.Estimator.Samples); n > 0 && 2*n >= of {
 		// Bursts repeat a stamp now and then; most samples repeating one
 		// is an input that is not stamped (header.stamp left 0) or a
 		// stuck device clock.
-		d.Raise(runtime.Warn, fmt.Sprintf("%d of %d stamps repeat the previous one: is header.stamp set? (stamp_source receive_time stamps on arrival)", n, of))
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d of %d stamps repeat the previous one: is header.stamp set? (stamp_source receive_time stamps on arrival)", n, of))
 	}
-	if n := s.Estimator.Gaps - prev.Estimator.Gaps; n > 0 {
-		d.Raise(runtime.Warn, fmt.Sprintf("%d gaps longer than the window", n))
+	if n := since(s.Estimator.Gaps, prev.Estimator.Gaps); n > 0 {
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d gaps longer than the window", n))
 	}
 	e := s.Estimator
 	d.Add("period", e.Period)
@@ -220,5 +300,8 @@ func Diagnose(name string, s, prev Status) runtime.Diagnostic {
 	d.Add("messages_out", s.MessagesOut)
 	d.Add("dropped_rejected", s.DroppedRejected)
 	d.Add("dropped_malformed", s.DroppedMalformed)
+	for _, p := range Settings(s.Config) {
+		d.Add(p.Name, p.Value.String())
+	}
 	return d
 }

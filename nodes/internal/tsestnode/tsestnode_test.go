@@ -1,13 +1,14 @@
 package tsestnode
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/runtime"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -72,16 +73,17 @@ func TestBadInput(t *testing.T) {
 	_, err = core.Process([]byte{0, 1, 0, 0, 6, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0, 0, 0}, 0)
 	require.ErrorIs(t, err, stamp.ErrTruncated)
 	require.Error(t, core.Reference(nil))
-	require.NoError(t, core.Reference(cdrtest.Message(1e9, "", 0)))
+	require.ErrorIs(t, core.Reference(cdrtest.Message(1e9, "", 0)), stamp.ErrTruncated, "a Header alone is not a TimeReference")
+	require.NoError(t, core.Reference(cdrtest.TimeReference(5e9, "", 1e9, "pps")))
 	st := core.Status()
-	require.Equal(t, uint64(3), st.DroppedMalformed)
+	require.Equal(t, uint64(4), st.DroppedMalformed)
 	require.Zero(t, st.DroppedRejected)
 	require.Equal(t, uint64(2), st.MessagesOut)
 	require.Equal(t, uint64(1), st.Estimator.Backward)
 	require.Equal(t, uint64(1), st.References)
 	d := Diagnose("/ts", st, Status{})
-	require.Equal(t, runtime.Warn, d.Level)
-	require.Contains(t, d.Message, "3 malformed messages dropped")
+	require.Equal(t, nodekit.Warn, d.Level)
+	require.Contains(t, d.Message, "4 malformed messages dropped")
 	require.Contains(t, d.Message, "1 stamps went back")
 	_, err = ParseSource("gps")
 	require.ErrorIs(t, err, ErrConfig)
@@ -94,13 +96,29 @@ func TestBadInput(t *testing.T) {
 // TestReferencesAndStampsGoingBack: every message is published, a stamp
 // that went back too (stamped from the fit); references make the stamps
 // absolute; one from before the fit is rejected, counted and reported.
+// References are the time_ref of a TimeReference (whose header.stamp is
+// something else), or the header.stamp of another type.
 func TestReferencesAndStampsGoingBack(t *testing.T) {
-	core, err := New(DefaultConfig())
+	for _, timeRef := range []bool{true, false} {
+		t.Run(fmt.Sprint("time_ref=", timeRef), func(t *testing.T) { testReferences(t, timeRef) })
+	}
+}
+
+func testReferences(t *testing.T, timeRef bool) {
+	cfg := DefaultConfig()
+	cfg.ReferenceTimeRef = timeRef
+	core, err := New(cfg)
 	require.NoError(t, err)
+	ref := func(st stamp.Time) []byte {
+		if timeRef {
+			return cdrtest.TimeReference(st.Add(time.Hour), "gps", st, "pps")
+		}
+		return cdrtest.Message(st, "", 0)
+	}
 	var errs []float64
 	for i, s := range imu(t, 1000) {
 		if i%10 == 0 {
-			require.NoError(t, core.Reference(cdrtest.Message(s.True.Add(20*time.Microsecond), "", 0)))
+			require.NoError(t, core.Reference(ref(s.True.Add(20*time.Microsecond))))
 		}
 		recv := s.Receive
 		if i == 600 {
@@ -117,7 +135,7 @@ func TestReferencesAndStampsGoingBack(t *testing.T) {
 		}
 	}
 	require.Less(t, sim.ScoreErrors(errs).RMS, 50*time.Microsecond, "absolute, with the message whose stamp went back")
-	err = core.Reference(cdrtest.Message(imu(t, 1)[0].True, "", 0)) // from 10 s before
+	err = core.Reference(ref(imu(t, 1)[0].True)) // from 10 s before
 	require.ErrorIs(t, err, tsest.ErrReference)
 	st := core.Status()
 	require.Equal(t, uint64(1000), st.MessagesOut)
@@ -143,7 +161,7 @@ func TestUnstampedInput(t *testing.T) {
 	require.False(t, st.Estimator.HaveEstimate)
 	require.Equal(t, uint64(99), st.Estimator.Duplicates)
 	d := Diagnose("/ts", st, Status{})
-	require.Equal(t, runtime.Warn, d.Level)
+	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "99 of 100 stamps repeat the previous one: is header.stamp set?")
 	// A stamped stream is healthy: no such warning.
 	core, err = New(DefaultConfig())
@@ -153,7 +171,7 @@ func TestUnstampedInput(t *testing.T) {
 		require.NoError(t, err)
 	}
 	d = Diagnose("/ts", core.Status(), Status{})
-	require.Equal(t, runtime.OK, d.Level, d.Message)
+	require.Equal(t, nodekit.OK, d.Level, d.Message)
 }
 
 // BenchmarkProcess measures the data path without ROS on a
@@ -194,6 +212,6 @@ func TestParams(t *testing.T) {
 		{Name: "period_sec", Value: params.DoubleValue(0.6).Msg()},
 	}})
 	require.False(t, res.Results[0].Successful, "a period longer than the window is rejected")
-	require.Contains(t, res.Results[0].Reason, "Period")
+	require.Equal(t, "period_sec (0.6) must be shorter than window_sec (0.5)", res.Results[0].Reason)
 	require.Equal(t, time.Duration(0), p.Config.Estimator.Period)
 }

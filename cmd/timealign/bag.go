@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"github.com/timealign/timealign/pkg/bag"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+const bagDoc = `
+Recorded rosbag2 bags (MCAP and SQLite .db3; a bag directory with
+metadata.yaml and its split files, or one storage file).
+
+Subcommands:
+  info    topics, types, counts, duration and rates, like 'ros2 bag info'
+  report  timing analysis per topic and across topics (table, --html, --json)
+  fix     rewrite header stamps with the nodes' algorithms and parameter YAML
+
+Run 'timealign bag <subcommand> -help' for its flags.`
+
+// bagCommands are the subcommands of bag.
+func bagCommands() []command {
+	return []command{
+		{"info", "topics, types, counts, duration, rates", runBagInfo},
+		{"report", "timing analysis: jitter, gaps, latency, clocks, sync", runBagReport},
+		{"fix", "rewrite header stamps (tsest, pll, offset) into a new bag", runBagFix},
+	}
+}
+
+func runBag(e *env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintf(e.stderr, "Usage: timealign bag <info|report|fix> [flags] BAG...\n%s\n", strings.TrimRight(bagDoc, "\n"))
+		return usagef("bag needs a subcommand: info, report or fix")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintf(e.stdout, "Usage: timealign bag <info|report|fix> [flags] BAG...\n%s\n", strings.TrimRight(bagDoc, "\n"))
+		return errHelp
+	}
+	for _, c := range bagCommands() {
+		if c.name == args[0] {
+			return c.run(e, args[1:])
+		}
+	}
+	return usagef("bag: unknown subcommand %q (want info, report or fix)", cut(args[0]))
+}
+
+// definitions returns the type lookup: MCAP schemas, the installed .msg
+// files of a sourced ROS 2 (AMENT_PREFIX_PATH), the built-in table.
+func definitions() *bag.Definitions {
+	d := &bag.Definitions{ReadFile: os.ReadFile}
+	if p := os.Getenv("AMENT_PREFIX_PATH"); p != "" {
+		d.AmentPrefixPath = strings.Split(p, string(os.PathListSeparator))
+	}
+	return d
+}
+
+// openBags opens every bag argument; the first that fails is the error.
+func openBags(paths []string) ([]*bag.Bag, error) {
+	var bags []*bag.Bag
+	for _, p := range paths {
+		b, err := bag.Open(p)
+		if err != nil {
+			return nil, bagErr(p, err)
+		}
+		bags = append(bags, b)
+	}
+	return bags, nil
+}
+
+// bagErr words an error opening a bag.
+func bagErr(path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: no such file or directory", path)
+	}
+	return err
+}
+
+// forEachBag runs do on every bag, jobs at a time, and writes each bag's
+// output to w in the order of the bags (a failed bag's error goes to
+// stderr and the others go on). It returns the first error, naming how
+// many bags failed.
+func forEachBag(e *env, bags []*bag.Bag, jobs int, w io.Writer, do func(b *bag.Bag, out io.Writer) error) error {
+	if jobs < 1 {
+		jobs = 1
+	}
+	if len(bags) == 1 || jobs == 1 {
+		var first error
+		failed := 0
+		for i, b := range bags {
+			if i > 0 && len(bags) > 1 {
+				fmt.Fprintln(w)
+			}
+			if err := do(b, w); err != nil {
+				if errors.Is(err, e.ctx.Err()) && e.ctx.Err() != nil {
+					return err
+				}
+				if len(bags) == 1 {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "timealign bag: %s: %v\n", b.Path, err)
+				failed++
+				if first == nil {
+					first = err
+				}
+			}
+		}
+		if failed > 0 {
+			return fmt.Errorf("%d of %d bags failed; the first: %w", failed, len(bags), first)
+		}
+		return nil
+	}
+	outs := make([]bytes.Buffer, len(bags))
+	errs := make([]error, len(bags))
+	next := make(chan int)
+	var wg gosync.WaitGroup
+	for range min(jobs, len(bags)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = do(bags[i], &outs[i])
+			}
+		}()
+	}
+	for i := range bags {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var first error
+	failed := 0
+	for i := range bags {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		w.Write(outs[i].Bytes())
+		if errs[i] != nil {
+			if e.ctx.Err() != nil {
+				return e.ctx.Err()
+			}
+			fmt.Fprintf(e.stderr, "timealign bag: %s: %v\n", bags[i].Path, errs[i])
+			failed++
+			if first == nil {
+				first = errs[i]
+			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d bags failed; the first: %w", failed, len(bags), first)
+	}
+	return nil
+}
+
+// defaultJobs is --jobs's default: one bag at a time per core, at most 4.
+func defaultJobs() int { return max(1, min(4, runtime.NumCPU())) }
+
+const bagInfoDoc = `
+Prints what a bag holds, as 'ros2 bag info' does: its files, size, storage,
+duration, start and end (UTC), and per topic the type, message count, rate
+and serialization format, and whether its messages carry a header stamp
+that 'bag report' and 'bag fix' use (decided from the MCAP schema; for
+SQLite bags, which hold no definitions, from the installed .msg files when
+ROS 2 is sourced, else from timealign's table of the standard types; the
+source is named). Counts come from each file's summary (MCAP) or an
+aggregate query (SQLite), not from metadata.yaml, which is checked against
+them: a difference is reported. A file without a summary (a recording that
+was cut) is read through.`
+
+func runBagInfo(e *env, args []string) error {
+	fs := newFlags(e, "bag info", "[flags] BAG...", bagInfoDoc)
+	jobs := fs.Int("jobs", defaultJobs(), "bags read in parallel")
+	if err := parseFlags(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("bag info needs a bag (a directory with metadata.yaml, or a .mcap or .db3 file)")
+	}
+	if *jobs < 1 || *jobs > 256 {
+		return usagef("--jobs is %d, want 1..256", *jobs)
+	}
+	bags, err := openBags(fs.Args())
+	if err != nil {
+		return err
+	}
+	return forEachBag(e, bags, *jobs, e.stdout, func(b *bag.Bag, w io.Writer) error {
+		return bagInfo(b, w)
+	})
+}
+
+// utc formats a stamp as ros2 bag info does, in UTC.
+func utc(t stamp.Time) string {
+	tm := time.Unix(0, int64(t)).UTC()
+	return fmt.Sprintf("%s (%s)", tm.Format("Jan _2 2006 15:04:05.000 UTC"), t.String())
+}
+
+// humanSize formats bytes as ros2 bag info does (KiB, MiB, GiB).
+func humanSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}
+
+func bagInfo(b *bag.Bag, w io.Writer) error {
+	s, err := b.Summarize()
+	if err != nil {
+		return err
+	}
+	defs := definitions()
+	var files []string
+	for _, f := range b.Files {
+		files = append(files, filepath.Base(f))
+	}
+	fmt.Fprintf(w, "Files:             %s\n", strings.Join(files, "\n                   "))
+	fmt.Fprintf(w, "Bag size:          %s\n", humanSize(b.Size()))
+	fmt.Fprintf(w, "Storage id:        %s", b.Storage)
+	if s.Compression != "" {
+		fmt.Fprintf(w, " (%s chunks)", s.Compression)
+	}
+	fmt.Fprintln(w)
+	dur := s.End.Sub(s.Start)
+	fmt.Fprintf(w, "Duration:          %.3fs\n", dur.Seconds())
+	if s.MessageCount > 0 {
+		fmt.Fprintf(w, "Start:             %s\n", utc(s.Start))
+		fmt.Fprintf(w, "End:               %s\n", utc(s.End))
+	}
+	fmt.Fprintf(w, "Messages:          %d\n", s.MessageCount)
+	for i, ts := range s.Topics {
+		prefix := "Topic information: "
+		if i > 0 {
+			prefix = "                   "
+		}
+		rate := "-"
+		switch {
+		case ts.Count > 1 && ts.End > ts.Start:
+			rate = fmt.Sprintf("%.4g Hz", float64(ts.Count-1)/ts.End.Sub(ts.Start).Seconds())
+		case ts.Count > 1 && dur > 0:
+			rate = fmt.Sprintf("%.4g Hz", float64(ts.Count)/dur.Seconds())
+		}
+		def := defs.Lookup(ts.Topic)
+		hdr := "no"
+		if def.HeaderFirst {
+			hdr = "yes"
+		}
+		if def.Source != bag.FromSchema {
+			hdr += " (" + string(def.Source) + ")"
+		}
+		if def.Err != nil {
+			hdr = fmt.Sprintf("unknown (the schema does not parse: %v)", def.Err)
+		}
+		fmt.Fprintf(w, "%sTopic: %s | Type: %s | Count: %d | Rate: %s | Serialization Format: %s | Header stamp: %s\n",
+			prefix, ts.Topic.Name, ts.Topic.Type, ts.Count, rate, ts.Topic.SerializationFormat, hdr)
+	}
+	if len(s.Topics) == 0 {
+		fmt.Fprintf(w, "Topic information: \n")
+	}
+	if s.Scanned {
+		fmt.Fprintf(w, "Note:              a file has no summary section (the recording was cut?): it was read through\n")
+	}
+	if m := b.Metadata; m != nil {
+		var diffs []string
+		if m.MessageCount != s.MessageCount {
+			diffs = append(diffs, fmt.Sprintf("%d messages (the files hold %d)", m.MessageCount, s.MessageCount))
+		}
+		counts := map[string]uint64{}
+		for _, ts := range s.Topics {
+			counts[ts.Topic.Name] += ts.Count
+		}
+		var names []string
+		for _, ti := range m.Topics {
+			if counts[ti.Name] != ti.MessageCount {
+				names = append(names, fmt.Sprintf("%s %d (the files hold %d)", ti.Name, ti.MessageCount, counts[ti.Name]))
+			}
+		}
+		sort.Strings(names)
+		diffs = append(diffs, names...)
+		if len(diffs) > 0 {
+			fmt.Fprintf(w, "Warning:           metadata.yaml says %s\n", strings.Join(diffs, "; "))
+		}
+	}
+	return nil
+}

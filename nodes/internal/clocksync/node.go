@@ -1,0 +1,62 @@
+package clocksync
+
+import (
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// StatusType is the type of the node's ~/status.
+const StatusType = "timealign/msg/ClockSyncStatus"
+
+// Ports returns the node's topics: input `in` (of message_type, or of the
+// type of its first publisher), output `out` (the type of `in`).
+func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
+	return []nodekit.Port{{Topic: "in", Type: p.MessageType, QoS: p.In, TypeParam: "message_type"}},
+		[]nodekit.Port{{Topic: "out", SameAs: "in", QoS: p.Out}}, nil
+}
+
+// Node runs a Core for the node runtime (a nodekit.Core): input 0 is
+// `in`, output 0 `out`.
+type Node struct {
+	p       *Params
+	core    *Core
+	publish nodekit.Publish
+	prev    Status
+}
+
+// NewNode returns the node's nodekit.Core on p, the bound parameters
+// (Reconfigure reads them).
+func (p *Params) NewNode(publish nodekit.Publish) (nodekit.Core, error) {
+	c, err := New(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{p: p, core: c, publish: publish, prev: c.Status()}, nil
+}
+
+// Handle implements nodekit.Core: the message is stamped in host time in
+// place and published (or dropped, as when_invalid says).
+func (n *Node) Handle(_ int, msg []byte, receive stamp.Time) error {
+	res, err := n.core.Process(msg, receive)
+	if res == Published {
+		n.publish(0, msg)
+	}
+	return err
+}
+
+// Tick implements nodekit.Core: the clock fit needs none.
+func (n *Node) Tick(stamp.Time) {}
+
+// Report implements nodekit.Core.
+func (n *Node) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byte, nodekit.Diagnostic) {
+	st := n.core.Status()
+	b = AppendStatusMsg(b, now, st, st.Config.PLL.FIFOSize, rt.DroppedQueue)
+	d := Diagnose(rt.Node, st, n.prev)
+	n.prev = st
+	return b, d
+}
+
+// Reconfigure implements nodekit.Core: a new fit configuration restarts
+// the fit (Core.Reconfigure); the counters go on.
+func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }

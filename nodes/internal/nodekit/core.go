@@ -1,0 +1,105 @@
+package nodekit
+
+import (
+	"time"
+
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// Core is a node's logic as the runtime drives it. The runtime calls every
+// method from the node's owner goroutine, never two at once.
+type Core interface {
+	// Handle takes message msg of input i (the index of its Port in
+	// Spec.Ports' inputs) received at receive (node time). msg belongs to
+	// the core from then on: it may rewrite it in place, publish it, keep
+	// it. An error says why the message was dropped as malformed: the core
+	// counts it, the runtime logs it at most once a second per input.
+	Handle(i int, msg []byte, receive stamp.Time) error
+	// Tick is called every Spec.TickEvery (if set) with the node time.
+	Tick(now stamp.Time)
+	// Report is called once a second, in every phase of the node (also
+	// while it waits for its inputs' types): it appends the node's
+	// ~/status message (type Spec.StatusType) stamped now to b, and
+	// returns it with the node's health, which the runtime publishes on
+	// /diagnostics after adding its own (inbox drops, discovery).
+	Report(b []byte, now stamp.Time, rt RuntimeStatus) ([]byte, Diagnostic)
+	// Reconfigure applies parameters of the node (from Spec.Bind) that
+	// were set at run time: they passed Spec.Validate and are written into
+	// the bound variables already. An error is logged.
+	Reconfigure(changed []params.Parameter) error
+}
+
+// RuntimeStatus is what the runtime knows that a core's status reports.
+type RuntimeStatus struct {
+	// Node is the node's fully qualified name (diagnostics are named
+	// "<Node>: <Spec.What>").
+	Node string
+	// Inputs are the resolved topics of the inputs, in input order.
+	Inputs []string
+	// DroppedQueue counts the messages dropped by the node's queues: the
+	// inbox (all inputs) and the outputs' queues.
+	DroppedQueue uint64
+	// Elapsed is the monotonic time since the node started (for rates).
+	Elapsed time.Duration
+}
+
+// Publish publishes msg on output i (the index of its Port in Spec.Ports'
+// outputs) and takes it: the core must not change or reuse msg afterwards
+// (the output's own goroutine publishes it later). It never blocks; a
+// message that does not fit in the output's queue is dropped, counted and
+// reported, as is a failure to publish. Outputs exist once every input's
+// type is known, which is before any message is handled.
+type Publish func(i int, msg []byte)
+
+// Port is a topic a node subscribes to or publishes.
+type Port struct {
+	// Topic is the name relative to the node ("in", "out0", "~/matched"),
+	// remapped by --ros-args.
+	Topic string
+	// Type is the message type, "pkg/msg/Type". Empty: the type of the
+	// port named by SameAs or, for an input without SameAs, the type of
+	// the first publisher of the topic in the graph (the node waits for
+	// one).
+	Type string
+	// SameAs names (by Topic) the input whose type this port takes when
+	// Type is empty.
+	SameAs string
+	// QoS of the subscription or publisher.
+	QoS params.QoS
+	// TypeParam names the parameter that sets Type, for messages that
+	// suggest setting it ("message_type").
+	TypeParam string
+}
+
+// Spec describes a node to the runtime: its name, its parameters, its
+// topics and how to make its Core.
+type Spec struct {
+	// Name is the node's default name.
+	Name string
+	// What names the node's function in its diagnostics ("<node name>:
+	// <What>").
+	What string
+	// StatusType is the type of the ~/status messages the core reports.
+	StatusType string
+	// Bind declares the node's parameters on the binder; every change must
+	// pass Validate. Bind and Validate may be nil.
+	Bind     func(*params.Binder)
+	Validate func() error
+	// Ports returns the node's inputs and outputs; it is called once the
+	// parameters are declared.
+	Ports func() (inputs, outputs []Port, err error)
+	// New makes the core once the parameters are declared, before the
+	// inputs' types are known; it publishes through publish.
+	New func(publish Publish) (Core, error)
+	// TickEvery is the period of Core.Tick; 0: never.
+	TickEvery time.Duration
+	// StatusEvery is the period of Core.Report. It defaults to a second.
+	StatusEvery time.Duration
+	// MsgPrefixes are the install prefixes where the inputs' .msg files
+	// are looked up to refuse types without a leading std_msgs/Header (see
+	// CheckHeaderFirst). It defaults to none: every type is taken and its
+	// messages are checked one by one. rosnode.Main passes
+	// AMENT_PREFIX_PATH.
+	MsgPrefixes []string
+}

@@ -1,0 +1,737 @@
+package nodekit
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// Node is a running node: a [Transport], the parameter server, a [Core],
+// and the owner goroutine (Run) that ties them together. From the moment
+// Run starts, in every phase of the node, it answers the parameter
+// services, follows /clock (use_sim_time) and publishes ~/status and
+// /diagnostics once a second:
+//
+//   - discovering: an input without a message type waits for the first
+//     publisher of its topic in the graph (polled five times a second);
+//     the diagnostics say WARN "waiting for a publisher of <topic>".
+//   - running: every input's type is known; the outputs are created, the
+//     inputs subscribed, and each message goes from the transport's
+//     callback through the [Inbox] to Core.Handle.
+//   - failed: an input's type cannot be used (not installed, no leading
+//     std_msgs/Header): the node logs why, reports ERROR and keeps serving
+//     its parameters until it is stopped.
+//
+// Run returns when its context is done (SIGINT or SIGTERM in Main) or the
+// transport fails; Close then stops the transport's goroutine and shuts
+// the transport down. Every path out of a node that New created goes
+// through Close.
+type Node struct {
+	// Name is the node's name and namespace after remapping.
+	Name params.NodeName
+	// Params holds the node's parameters. It belongs to the owner
+	// goroutine.
+	Params *params.Server
+	// Clock is the node's ROS clock: the system clock, or /clock with the
+	// parameter use_sim_time.
+	Clock *Clock
+
+	spec  Spec
+	tr    Transport
+	core  Core
+	inbox *Inbox
+	start time.Time
+	rt    runtimeParams
+
+	in    []input
+	out   []output
+	names []string // resolved input topics
+	phase phase
+	fail  string // failed: the problem and the hint
+
+	status, diag Publisher
+	statusBuf    []byte
+	diagBuf      []byte
+	lastHealth   string
+	logLimit     Throttle // repeated lines (malformed messages, publish errors), per key
+	lastDrops    []Drops
+	drops        []Drops
+
+	calls     chan func()   // work for the owner goroutine (parameter requests)
+	closing   chan struct{} // closed by Close: requests are no longer answered
+	running   bool          // Run has started
+	spinStop  context.CancelFunc
+	spinErr   chan error
+	group     Group
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type phase int
+
+const (
+	discovering phase = iota
+	running
+	failed
+)
+
+type input struct {
+	Port
+	name string // resolved topic
+	typ  string // known type; "" while discovering
+}
+
+type output struct {
+	Port
+	name   string
+	box    *outbox // nil until the output exists
+	drops  Drops   // at the last report
+	failed uint64  // publish errors at the last report
+}
+
+// runtimeParams are the parameters every node declares.
+type runtimeParams struct {
+	useSimTime bool
+	limits     Limits
+}
+
+// RuntimeParameters are the names of the parameters the runtime declares
+// on every node, besides the node's own.
+var RuntimeParameters = []string{"use_sim_time", "inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}
+
+// BindRuntime declares the runtime's parameters on b (use_sim_time,
+// read-only; the inbox limits, live), bound to the given variables.
+func BindRuntime(b *params.Binder, useSimTime *bool, l *Limits) {
+	b.Bool("use_sim_time", useSimTime, params.Descriptor{ReadOnly: true,
+		Description: "take the node's time (receive stamps, status and diagnostics stamps) from /clock (rosgraph_msgs/msg/Clock)" +
+			params.ReadOnlyReason + "the node chooses its clock, and subscribes /clock, at start-up"})
+	b.Int("inbox.max_messages", &l.Messages, params.Descriptor{
+		Description: "most messages waiting between the middleware and the node's algorithm; beyond, messages are dropped, counted in ~/status (dropped_queue) and reported",
+		IntRange:    params.Ints(1, 1<<20, 1)})
+	b.Int64("inbox.max_bytes", &l.Bytes, params.Descriptor{
+		Description: "most bytes waiting between the middleware and the node's algorithm (and in each output's queue); a message that finds none waiting is taken whatever its size",
+		IntRange:    params.Ints(1, 1<<40, 1)})
+	b.Int64("inbox.max_message_bytes", &l.MessageBytes, params.Descriptor{
+		Description: "largest message taken (bytes); larger ones are dropped, counted in ~/status (dropped_queue) and reported; 0: no limit",
+		IntRange:    params.Ints(0, 1<<40, 1)})
+}
+
+// RuntimeSettings returns the runtime's writable parameters as l has them
+// (the inbox limits), under the names a user sets them by: what a node's
+// diagnostics list besides its core's settings.
+func RuntimeSettings(l Limits) []params.Parameter {
+	var useSimTime bool
+	b := params.NewBinder(nil, nil)
+	BindRuntime(b, &useSimTime, &l)
+	return b.Writable()
+}
+
+// New creates the node of s from the process arguments argv (everything
+// after the program name) on the transport connect makes: it declares the
+// parameters (logging rejected overrides; the node runs with the defaults
+// for those), serves them, and makes the core. Run starts it. An error
+// after the transport was made closes it.
+func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
+	args, err := params.ParseArgs(argv)
+	if err != nil {
+		return nil, err
+	}
+	name, err := params.NewNodeName(s.Name, "", args.Remaps)
+	if err != nil {
+		return nil, err
+	}
+	overrides, ovErr := params.LoadOverrides(args, name.FQN(), os.ReadFile)
+	tr, err := connect(s.Name, argv)
+	if err != nil {
+		return nil, err
+	}
+	s.StatusEvery = cmp.Or(s.StatusEvery, time.Second)
+	n = &Node{Name: name, spec: s, tr: tr, start: time.Now(),
+		Params:   params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
+		rt:       runtimeParams{limits: DefaultLimits()},
+		logLimit: Throttle{Every: time.Second},
+		calls:    make(chan func()), closing: make(chan struct{}), spinErr: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, n.Close())
+			n = nil
+		}
+	}()
+	if ovErr != nil {
+		n.log(LogWarn, "parameter overrides: ", ovErr)
+	}
+	if err := n.declare(); err != nil {
+		return n, err
+	}
+	n.inbox = NewInbox(n.rt.limits)
+	n.Clock = NewClock(n.rt.useSimTime)
+	if n.rt.useSimTime {
+		if err := tr.Subscribe("/clock", "rosgraph_msgs/msg/Clock", clockQoS(), n.followClock); err != nil {
+			return n, fmt.Errorf("subscribe /clock: %w", err)
+		}
+		n.log(LogInfo, "use_sim_time: the node's time follows /clock")
+	}
+	if err := tr.ServeParameters(paramService{n}); err != nil {
+		n.log(LogWarn, err) // the node still runs, without ros2 param
+	}
+	n.status = n.publisher("~/status", s.StatusType)
+	n.diag = n.publisher("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+	if err := n.ports(); err != nil {
+		return n, err
+	}
+	if s.New == nil {
+		return n, errors.New("nodekit: Spec.New is nil")
+	}
+	if n.core, err = s.New(n.publish); err != nil {
+		return n, err
+	}
+	n.Params.AddApplier(n.apply)
+	return n, nil
+}
+
+// declare declares the runtime's parameters and the node's.
+func (n *Node) declare() error {
+	rb := params.NewBinder(n.Params, nil)
+	BindRuntime(rb, &n.rt.useSimTime, &n.rt.limits)
+	if err := rb.Declare(); err != nil {
+		return err
+	}
+	if n.spec.Bind != nil {
+		b := params.NewBinder(n.Params, n.spec.Validate)
+		n.spec.Bind(b)
+		if err := b.Declare(); err != nil {
+			return err
+		}
+	}
+	for _, is := range n.Params.Issues() {
+		n.log(LogWarn, is)
+	}
+	return nil
+}
+
+// apply is the parameter server's applier: the inbox limits, and the
+// core's parameters.
+func (n *Node) apply(changed []params.Parameter) {
+	var own []params.Parameter
+	for _, p := range changed {
+		if slices.Contains(RuntimeParameters, p.Name) {
+			n.inbox.SetLimits(n.rt.limits)
+			for _, o := range n.out {
+				if o.box != nil {
+					o.box.q.SetLimits(n.outboxLimits())
+				}
+			}
+		} else {
+			own = append(own, p)
+		}
+	}
+	if len(own) > 0 {
+		if err := n.core.Reconfigure(own); err != nil {
+			n.log(LogError, "parameters: ", err)
+		}
+	}
+}
+
+func clockQoS() params.QoS {
+	q := params.SensorDataQoS() // best effort matches every /clock publisher
+	q.Depth = 1
+	return q
+}
+
+func (n *Node) followClock(msg []byte, _ stamp.Time) {
+	if err := n.Clock.SetFromClockMsg(msg); err != nil {
+		n.log(LogWarn, err) // the transport's goroutine: Log is safe there
+	}
+}
+
+// publisher creates a runtime publisher (status, diagnostics); a failure
+// is logged and the node runs without it.
+func (n *Node) publisher(topic, msgType string) Publisher {
+	if msgType == "" {
+		return nil
+	}
+	name, err := n.Name.Topic(topic)
+	var p Publisher
+	if err == nil {
+		p, err = n.tr.Publisher(name, msgType, params.ReliableQoS())
+	}
+	if err != nil {
+		n.log(LogWarn, "no ", topic, ": ", err)
+		return nil
+	}
+	return p
+}
+
+// ports resolves the node's topics.
+func (n *Node) ports() error {
+	if n.spec.Ports == nil {
+		return errors.New("nodekit: Spec.Ports is nil")
+	}
+	ins, outs, err := n.spec.Ports()
+	if err != nil {
+		return err
+	}
+	for _, p := range ins {
+		name, err := n.Name.Topic(p.Topic)
+		if err != nil {
+			return err
+		}
+		n.in = append(n.in, input{Port: p, name: name, typ: p.Type})
+		n.names = append(n.names, name)
+	}
+	for _, p := range outs {
+		name, err := n.Name.Topic(p.Topic)
+		if err != nil {
+			return err
+		}
+		n.out = append(n.out, output{Port: p, name: name})
+	}
+	for _, p := range ins {
+		if p.Type == "" && p.SameAs != "" {
+			if src := n.input(p.SameAs); src == nil || src.SameAs != "" || src.Topic == p.Topic {
+				return fmt.Errorf("nodekit: input %s takes the type of %s, which is not another input with a type of its own", p.Topic, p.SameAs)
+			}
+		}
+	}
+	for _, p := range outs {
+		if p.Type == "" && n.input(p.SameAs) == nil {
+			return fmt.Errorf("nodekit: output %s takes the type of %q, which is not an input", p.Topic, p.SameAs)
+		}
+	}
+	return nil
+}
+
+func (n *Node) input(topic string) *input {
+	for i := range n.in {
+		if n.in[i].Topic == topic {
+			return &n.in[i]
+		}
+	}
+	return nil
+}
+
+// Run runs the owner loop until ctx is done (nil) or the transport fails.
+// Call it once; call Close afterwards.
+func (n *Node) Run(ctx context.Context) error {
+	if n.running {
+		return errors.New("nodekit: Run called twice")
+	}
+	n.running = true
+	spin, stop := context.WithCancel(context.Background())
+	n.spinStop = stop
+	n.group.Go(func() { n.spinErr <- n.tr.Spin(spin) })
+	status := time.NewTicker(n.spec.StatusEvery)
+	defer status.Stop()
+	var tick <-chan time.Time
+	if n.spec.TickEvery > 0 {
+		t := time.NewTicker(n.spec.TickEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	disc := time.NewTicker(200 * time.Millisecond)
+	defer disc.Stop()
+	n.publishEvents() // the declarations
+	for _, in := range n.in {
+		if in.typ == "" && in.SameAs == "" {
+			n.log(LogInfo, "no message type given: waiting for a publisher of ", in.name, " to learn its type")
+		}
+	}
+	n.discover()
+	for {
+		var discC <-chan time.Time
+		if n.phase == discovering {
+			discC = disc.C
+		}
+		select { // parameter requests first: a backlog of messages does not hold them up
+		case f := <-n.calls:
+			f()
+			continue
+		default:
+		}
+		select {
+		case f := <-n.calls:
+			f()
+		case <-n.inbox.Ready():
+			n.drain()
+		case <-tick:
+			if n.phase == running {
+				n.core.Tick(n.Clock.Now())
+			}
+		case <-status.C:
+			n.report()
+		case <-discC:
+			n.discover()
+		case <-ctx.Done():
+			return nil
+		case err := <-n.spinErr:
+			return fmt.Errorf("spin: %w", cmp.Or(err, errors.New("stopped")))
+		}
+	}
+}
+
+// Close stops the transport's goroutine (parameter requests waiting for
+// the owner get no answer) and shuts the transport down. It may be called
+// more than once, not while Run runs.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		close(n.closing)
+		for _, o := range n.out {
+			if o.box != nil {
+				close(o.box.stop)
+			}
+		}
+		if n.spinStop != nil {
+			n.spinStop()
+		}
+		n.group.Wait() // the transport's goroutine and the outputs
+		var spinErr error
+		select {
+		case err := <-n.spinErr:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				spinErr = fmt.Errorf("spin: %w", err)
+			}
+		default:
+		}
+		n.closeErr = errors.Join(spinErr, n.tr.Close())
+	})
+	return n.closeErr
+}
+
+// discover learns the types of the inputs that have none from their
+// publishers; once every input has one, it opens the node.
+func (n *Node) discover() {
+	if n.phase != discovering {
+		return
+	}
+	for i := range n.in {
+		in := &n.in[i]
+		if in.typ != "" || in.SameAs != "" {
+			continue
+		}
+		types, err := n.tr.PublisherTypes(in.name)
+		if err != nil {
+			n.limited(LogWarn, "graph", "graph query: ", err)
+			continue
+		}
+		slices.Sort(types)
+		types = slices.Compact(types)
+		if len(types) == 0 {
+			continue
+		}
+		in.typ = types[0]
+		if len(types) > 1 {
+			n.log(LogWarn, fmt.Sprintf("%s has publishers of %d types (%s): taking %s", in.name, len(types), strings.Join(types, ", "), in.typ))
+		} else {
+			n.log(LogInfo, in.name, " carries ", in.typ)
+		}
+	}
+	for i := range n.in {
+		if in := &n.in[i]; in.typ == "" && in.SameAs != "" {
+			in.typ = n.input(in.SameAs).typ
+		}
+	}
+	for _, in := range n.in {
+		if in.typ == "" {
+			return
+		}
+	}
+	n.open()
+}
+
+// open creates the outputs and subscribes the inputs.
+func (n *Node) open() {
+	for _, in := range n.in {
+		if _, err := CheckHeaderFirst(in.typ, n.spec.MsgPrefixes); err != nil {
+			n.failWith(fmt.Errorf("%s: %w", in.name, err), typeHint(in.TypeParam))
+			return
+		}
+	}
+	for i := range n.out {
+		o := &n.out[i]
+		typ, hint := o.Type, "source the install that provides "+o.Type+" (its setup.bash)"
+		if typ == "" {
+			src := n.input(o.SameAs)
+			typ, hint = src.typ, typeHint(src.TypeParam)
+		}
+		pub, err := n.tr.Publisher(o.name, typ, o.QoS)
+		if err != nil {
+			n.failWith(fmt.Errorf("%s: %w", o.name, err), hint)
+			return
+		}
+		o.box = newOutbox(pub, n.outboxLimits())
+		n.group.Go(o.box.run)
+	}
+	for i, in := range n.in {
+		if err := n.tr.Subscribe(in.name, in.typ, in.QoS, n.deliverer(i)); err != nil {
+			n.failWith(fmt.Errorf("%s: %w", in.name, err), typeHint(in.TypeParam))
+			return
+		}
+	}
+	n.phase = running
+	ins := make([]string, len(n.in))
+	for i, in := range n.in {
+		ins[i] = fmt.Sprintf("%s (%s)", in.name, in.typ)
+	}
+	outs := make([]string, len(n.out))
+	for i, o := range n.out {
+		outs[i] = o.name
+	}
+	n.log(LogInfo, strings.Join(ins, ", "), " -> ", strings.Join(outs, ", "))
+}
+
+// typeHint is what to do about an input type that cannot be used (an
+// output of an input's type too), set by the parameter param.
+func typeHint(param string) string {
+	if param == "" {
+		return "use message types whose first field is a std_msgs/Header"
+	}
+	return "set " + param + " to message types whose first field is a std_msgs/Header"
+}
+
+// failWith puts the node in the failed phase: it logs the problem and what
+// to do (hint), reports it as ERROR and serves its parameters until
+// stopped.
+func (n *Node) failWith(problem error, hint string) {
+	n.phase = failed
+	n.fail = problem.Error() + "; " + hint
+	n.log(LogError, n.fail, ". Idle until stopped.")
+}
+
+// deliverer returns the transport callback of input i: it stamps the
+// message with its reception time (the node's clock where the middleware
+// gives none, and always under use_sim_time) and hands it to the inbox.
+func (n *Node) deliverer(i int) func([]byte, stamp.Time) {
+	return func(msg []byte, received stamp.Time) {
+		if received <= 0 || n.Clock.Simulated() {
+			received = n.Clock.Now()
+		}
+		n.inbox.Offer(i, msg, received)
+	}
+}
+
+// drain hands waiting messages to the core, at most 64 and for at most
+// 10 ms (a big message can take a publisher tens of milliseconds), so
+// parameter requests, ticks and reports are served between batches.
+func (n *Node) drain() {
+	deadline := time.Now().Add(10 * time.Millisecond)
+	for range 64 {
+		if n.inbox.Drain(1, n.handle) == 0 || time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+func (n *Node) handle(m Msg) {
+	if n.phase != running {
+		return
+	}
+	if err := n.core.Handle(m.Input, m.Data, m.Receive); err != nil {
+		name := n.names[m.Input]
+		n.limited(LogWarn, name, "dropped a malformed message on ", name, ": ", err)
+	}
+}
+
+// outboxLimits bound an output's queue: inbox.max_bytes, and a fixed
+// number of messages (a core may publish a burst: a matched set, what a
+// silent input held back).
+func (n *Node) outboxLimits() Limits {
+	return Limits{Messages: maxOutboxMessages, Bytes: n.rt.limits.Bytes}
+}
+
+const maxOutboxMessages = 1 << 16
+
+// publish is the cores' Publish: msg goes to the output's queue, which
+// its own goroutine publishes.
+func (n *Node) publish(i int, msg []byte) {
+	if i < 0 || i >= len(n.out) || n.out[i].box == nil {
+		n.limited(LogError, "publish", fmt.Sprintf("publish: output %d does not exist", i))
+		return
+	}
+	n.out[i].box.q.Offer(0, msg, 0)
+}
+
+// report publishes ~/status and /diagnostics, and logs inbox drops and
+// changes of health.
+func (n *Node) report() {
+	now := n.Clock.Now()
+	dropped := n.inbox.Dropped()
+	for _, o := range n.out {
+		if o.box != nil {
+			dropped += o.box.q.Dropped()
+		}
+	}
+	rt := RuntimeStatus{Node: n.Name.FQN(), Inputs: n.names, DroppedQueue: dropped, Elapsed: time.Since(n.start)}
+	var d Diagnostic
+	n.statusBuf, d = n.core.Report(n.statusBuf, now, rt)
+	if n.status != nil {
+		if err := n.status.Publish(n.statusBuf); err != nil {
+			n.limited(LogWarn, "~/status", "publish ~/status: ", err)
+		}
+	}
+	if d.Name == "" {
+		d.Name = n.Name.FQN() + ": " + n.spec.What
+	}
+	if d.HardwareID == "" {
+		d.HardwareID = n.Name.FQN()
+	}
+	switch n.phase {
+	case discovering:
+		var waiting []string
+		for _, in := range n.in {
+			if in.typ == "" && in.SameAs == "" {
+				waiting = append(waiting, in.name)
+			}
+		}
+		d.Level, d.Message = Warn, "waiting for a publisher of "+strings.Join(waiting, ", ")+" to learn its type"
+	case failed:
+		d.Level, d.Message = Error, n.fail
+	}
+	n.reportDrops(&d)
+	for _, p := range RuntimeSettings(n.inbox.Limits()) { // what the inbox works with
+		d.Add(p.Name, p.Value.String())
+	}
+	if n.diag != nil {
+		n.diagBuf = AppendDiagnosticArray(n.diagBuf, now, d)
+		if err := n.diag.Publish(n.diagBuf); err != nil {
+			n.limited(LogWarn, "/diagnostics", "publish /diagnostics: ", err)
+		}
+	}
+	h := d.Level.String() + ": " + d.Message
+	if h == n.lastHealth {
+		return
+	}
+	n.lastHealth = h
+	switch {
+	case n.phase != running: // logged when the phase began
+	case d.Level == OK:
+		n.log(LogInfo, d.Message)
+	default:
+		n.log(LogWarn, d.Message)
+	}
+}
+
+// reportDrops logs, once per report, the inputs whose messages the inbox
+// dropped since the last one, naming the size; it makes the diagnostic a
+// WARN and adds the counts.
+func (n *Node) reportDrops(d *Diagnostic) {
+	n.drops = n.inbox.Drops(n.drops)
+	lim := n.inbox.Limits()
+	for i, dr := range n.drops {
+		var last Drops
+		if i < len(n.lastDrops) {
+			last = n.lastDrops[i]
+		}
+		name := n.names[i]
+		if k := dr.Count - last.Count; dr.Count > last.Count {
+			big := dr.TooBig - last.TooBig
+			var why []string
+			if big > 0 {
+				why = append(why, fmt.Sprintf("%d larger than inbox.max_message_bytes (%d)", big, lim.MessageBytes))
+			}
+			if k > big {
+				why = append(why, fmt.Sprintf("%d because the node's inbox was full (at most %d messages and %d bytes wait: "+
+					"the node is falling behind its inputs; raise inbox.max_messages or inbox.max_bytes, or lower the input rate)", k-big, lim.Messages, lim.Bytes))
+			}
+			n.log(LogWarn, fmt.Sprintf("%s: dropped %d messages (%d bytes, the last %d bytes): %s",
+				name, k, dr.Bytes-last.Bytes, dr.LastSize, strings.Join(why, "; ")))
+			if big > 0 {
+				d.Raise(Warn, fmt.Sprintf("input %s: messages dropped, larger than inbox.max_message_bytes", name))
+			}
+			if k > big {
+				d.Raise(Warn, fmt.Sprintf("input %s: messages dropped, the inbox was full", name))
+			}
+		}
+		d.Add(name+".inbox_dropped", dr.Count)
+	}
+	n.lastDrops = append(n.lastDrops[:0], n.drops...)
+	msgs, bytes := n.inbox.Len()
+	d.Add("inbox.dropped", n.inbox.Dropped())
+	d.Add("inbox.queued_messages", msgs)
+	d.Add("inbox.queued_bytes", bytes)
+	for i := range n.out {
+		o := &n.out[i]
+		if o.box == nil {
+			continue
+		}
+		var dr Drops
+		if ds := o.box.q.Drops(nil); len(ds) > 0 {
+			dr = ds[0]
+		}
+		if k := dr.Count - o.drops.Count; k > 0 {
+			n.log(LogWarn, fmt.Sprintf("%s: dropped %d messages (%d bytes, the last %d bytes) waiting to be published: "+
+				"the output falls behind (its readers or DDS are slower than the node; at most %d bytes wait: inbox.max_bytes)",
+				o.name, k, dr.Bytes-o.drops.Bytes, dr.LastSize, lim.Bytes))
+			d.Raise(Warn, fmt.Sprintf("output %s: messages dropped, it falls behind", o.name))
+		}
+		o.drops = dr
+		if failed, err := o.box.errors(); failed > o.failed {
+			n.log(LogError, fmt.Sprintf("%s: %d messages not published: %v", o.name, failed-o.failed, err))
+			d.Raise(Warn, fmt.Sprintf("output %s: publishing fails (%v)", o.name, err))
+			o.failed = failed
+		}
+		if dr.Count > 0 {
+			d.Add(o.name+".outbox_dropped", dr.Count)
+		}
+	}
+}
+
+// publishEvents publishes the parameter events the server queued.
+func (n *Node) publishEvents() {
+	for _, e := range n.Params.TakeEvents() {
+		if err := n.tr.PublishParameterEvent(e.Msg(), n.Clock.Now()); err != nil {
+			n.limited(LogWarn, "/parameter_events", "publish /parameter_events: ", err)
+		}
+	}
+}
+
+func (n *Node) log(l LogLevel, a ...any) { n.tr.Log(l, fmt.Sprint(a...)) }
+
+// limited logs a line at most once a second per key, saying how many
+// were left out since the last one.
+func (n *Node) limited(l LogLevel, key string, a ...any) {
+	ok, more := n.logLimit.Allow(key, stamp.Time(time.Now().UnixNano())) // wall time: also under use_sim_time
+	switch {
+	case !ok:
+	case more > 0:
+		n.log(l, fmt.Sprint(a...), fmt.Sprintf(" (and %d more since the last line)", more))
+	default:
+		n.log(l, a...)
+	}
+}
+
+// Main runs the node of s until SIGINT or SIGTERM and returns the
+// process's exit status: 0 once stopped by a signal, 1 after an error
+// (written to stderr as "<name>: <error>"). The signals are caught from
+// the start: a node stopped while it starts or waits for its inputs' types
+// exits 0 too, and a second signal during shutdown does not kill it.
+func Main(s Spec, argv []string, connect Connect, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return RunMain(ctx, s, argv, connect, stderr)
+}
+
+// RunMain is Main until ctx is done instead of a signal.
+func RunMain(ctx context.Context, s Spec, argv []string, connect Connect, stderr io.Writer) int {
+	n, err := New(s, argv, connect)
+	if err == nil {
+		err = n.Run(ctx)
+		err = errors.Join(err, n.Close())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", s.Name, err)
+		return 1
+	}
+	return 0
+}

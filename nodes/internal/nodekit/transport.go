@@ -1,0 +1,87 @@
+package nodekit
+
+import (
+	"context"
+
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// Transport is the middleware under a [Node]: what the node asks of ROS 2.
+// Package rosnode implements it on rclgo (build tag ros2); package memros
+// implements it in memory, for tests that run without ROS.
+//
+// Threading: the Node calls Spin from a goroutine of its own and every
+// other method from its owner goroutine, Close last, once Spin has
+// returned. Callbacks (message deliveries, parameter requests) run on the
+// goroutine that runs Spin. Subscribe may be called while Spin runs.
+type Transport interface {
+	// Subscribe subscribes to topic (a resolved name) with messages of
+	// msgType ("pkg/msg/Type"), serialized: deliver gets each message's
+	// bytes, which it then owns (the transport keeps no reference), and
+	// its reception time (0 when the middleware gives none).
+	Subscribe(topic, msgType string, q params.QoS, deliver func(msg []byte, received stamp.Time)) error
+	// Publisher creates a publisher of serialized msgType messages on topic.
+	// An unknown or uninstalled type is an error naming it.
+	Publisher(topic, msgType string, q params.QoS) (Publisher, error)
+	// ServeParameters answers the six standard parameter services of the
+	// node with h.
+	ServeParameters(h ParameterHandler) error
+	// PublishParameterEvent publishes e, stamped t, on /parameter_events.
+	PublishParameterEvent(e params.EventMsg, t stamp.Time) error
+	// PublisherTypes returns the message type of every publisher of topic
+	// in the graph (several publishers may repeat a type).
+	PublisherTypes(topic string) ([]string, error)
+	// Log writes a line through ROS logging (console and /rosout).
+	Log(l LogLevel, msg string)
+	// Spin delivers messages and requests until ctx is done, or fails.
+	Spin(ctx context.Context) error
+	// Close destroys every entity and shuts the middleware's context down.
+	Close() error
+}
+
+// Connect creates a Transport for a node named name (before remapping)
+// from the process arguments (everything after the program name).
+type Connect func(name string, argv []string) (Transport, error)
+
+// Publisher publishes serialized messages.
+type Publisher interface {
+	Publish(msg []byte) error
+}
+
+// LogLevel is the severity of a log line.
+type LogLevel int
+
+// The log levels.
+const (
+	LogDebug LogLevel = iota
+	LogInfo
+	LogWarn
+	LogError
+)
+
+func (l LogLevel) String() string {
+	switch l {
+	case LogDebug:
+		return "DEBUG"
+	case LogInfo:
+		return "INFO"
+	case LogWarn:
+		return "WARN"
+	case LogError:
+		return "ERROR"
+	}
+	return "LogLevel(?)"
+}
+
+// ParameterHandler answers the six parameter services (the requests and
+// responses of package params mirror rcl_interfaces/srv). ok is false when
+// the node is shutting down: the transport then sends no response.
+type ParameterHandler interface {
+	ListParameters(params.ListParametersRequest) (res params.ListParametersResponse, ok bool)
+	GetParameters(params.GetParametersRequest) (res params.GetParametersResponse, ok bool)
+	SetParameters(params.SetParametersRequest) (res params.SetParametersResponse, ok bool)
+	SetParametersAtomically(params.SetParametersAtomicallyRequest) (res params.SetParametersAtomicallyResponse, ok bool)
+	DescribeParameters(params.DescribeParametersRequest) (res params.DescribeParametersResponse, ok bool)
+	GetParameterTypes(params.GetParameterTypesRequest) (res params.GetParameterTypesResponse, ok bool)
+}

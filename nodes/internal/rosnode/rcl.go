@@ -1,0 +1,232 @@
+//go:build ros2
+
+package rosnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/tiiuae/rclgo/pkg/rclgo"
+	"github.com/tiiuae/rclgo/pkg/rclgo/types"
+
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// Main runs the node of s on rclgo until SIGINT or SIGTERM and exits with
+// nodekit.Main's status. Input types are checked against the .msg files
+// of AMENT_PREFIX_PATH.
+func Main(s nodekit.Spec) {
+	if s.MsgPrefixes == nil {
+		s.MsgPrefixes = filepath.SplitList(os.Getenv("AMENT_PREFIX_PATH"))
+	}
+	os.Exit(nodekit.Main(s, os.Args[1:], Connect, os.Stderr))
+}
+
+// transport is a nodekit.Transport on rclgo.
+type transport struct {
+	ctx   *rclgo.Context
+	node  *rclgo.Node
+	ws    *rclgo.WaitSet
+	types map[string]types.MessageTypeSupport // owner goroutine
+	logMu sync.Mutex                          // rcutils logging is not thread-safe
+
+	mu          sync.Mutex // the wait set's additions, from the owner to the spinning goroutine
+	pendingSubs []*rclgo.Subscription
+	pendingSvcs []*rclgo.Service
+	wake        context.CancelFunc // stops the current WaitSet.Run, to add what is pending
+
+	events *eventPublisher
+}
+
+// Connect is a nodekit.Connect on rclgo: an rcl context and a node named
+// name, both from the --ros-args of argv (remapping, parameters, log
+// levels).
+func Connect(name string, argv []string) (nodekit.Transport, error) {
+	rclArgs, _, err := rclgo.ParseArgs(argv)
+	if err != nil {
+		return nil, fmt.Errorf("rcl arguments: %w", cleanErr(err))
+	}
+	ctx, err := rclgo.NewContext(rclgo.ClockTypeROSTime, rclArgs)
+	if err != nil {
+		return nil, fmt.Errorf("rcl context: %w", cleanErr(err))
+	}
+	node, err := ctx.NewNode(name, "")
+	if err != nil {
+		ctx.Close()
+		return nil, fmt.Errorf("rcl node: %w", cleanErr(err))
+	}
+	ws, err := ctx.NewWaitSet()
+	if err != nil {
+		ctx.Close()
+		return nil, fmt.Errorf("rcl wait set: %w", cleanErr(err))
+	}
+	return &transport{ctx: ctx, node: node, ws: ws, types: map[string]types.MessageTypeSupport{}}, nil
+}
+
+// cleanErr trims the NUL padding rcl leaves in its error strings.
+func cleanErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	s := strings.TrimRight(strings.ReplaceAll(err.Error(), "\x00", ""), " ")
+	return errors.New(s)
+}
+
+// typeSupport loads (once) the type support of "pkg/msg/Type".
+func (t *transport) typeSupport(msgType string) (types.MessageTypeSupport, error) {
+	if ts, ok := t.types[msgType]; ok {
+		return ts, nil
+	}
+	pkg, name, ok := nodekit.SplitType(msgType)
+	if !ok {
+		return nil, fmt.Errorf("message type %q: want pkg/msg/Type", msgType)
+	}
+	ts, err := rclgo.LoadDynamicMessageTypeSupport(pkg, name)
+	if err != nil {
+		return nil, fmt.Errorf("message type %q: %w", msgType, cleanErr(err))
+	}
+	if ts == nil || ts.TypeSupport() == nil { // an unknown message name is not an error in rclgo
+		return nil, fmt.Errorf("message type %q: no such message in package %s", msgType, pkg)
+	}
+	t.types[msgType] = ts
+	return ts, nil
+}
+
+func qosProfile(q params.QoS) rclgo.QosProfile {
+	p := rclgo.NewDefaultQosProfile()
+	p.Reliability = rclgo.ReliabilityPolicy(q.Reliability)
+	p.Durability = rclgo.DurabilityPolicy(q.Durability)
+	p.History = rclgo.HistoryPolicy(q.History)
+	p.Depth = q.Depth
+	return p
+}
+
+// Subscribe implements nodekit.Transport: each message is taken serialized
+// (rclgo copies it out of rcl into a fresh slice, which deliver then owns)
+// with its DDS reception time.
+func (t *transport) Subscribe(topic, msgType string, q params.QoS, deliver func([]byte, stamp.Time)) error {
+	ts, err := t.typeSupport(msgType)
+	if err != nil {
+		return err
+	}
+	sub, err := t.node.NewSubscription(topic, ts, &rclgo.SubscriptionOptions{Qos: qosProfile(q)}, func(s *rclgo.Subscription) {
+		// One wake-up may stand for several messages: take all that are
+		// there (bounded), so a shallow keep-last queue does not overflow.
+		for range 64 {
+			b, info, err := s.TakeSerializedMessage()
+			if err != nil {
+				return
+			}
+			// Humble's Cyclone RMW leaves the reception time at 0 (1970):
+			// then the node's clock stands in.
+			var recv stamp.Time
+			if info != nil && info.ReceivedTimestamp.UnixNano() > 0 {
+				recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
+			}
+			deliver(b, recv)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
+	}
+	t.add([]*rclgo.Subscription{sub}, nil)
+	return nil
+}
+
+// add hands subscriptions and services to the spinning goroutine: it stops
+// the wait set's current run, adds them and runs it again.
+func (t *transport) add(subs []*rclgo.Subscription, svcs []*rclgo.Service) {
+	t.mu.Lock()
+	t.pendingSubs = append(t.pendingSubs, subs...)
+	t.pendingSvcs = append(t.pendingSvcs, svcs...)
+	wake := t.wake
+	t.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
+
+// Spin implements nodekit.Transport: it runs the wait set until ctx is
+// done, restarting it whenever subscriptions or services were added (rclgo
+// reads a wait set's entities only when Run starts).
+func (t *transport) Spin(ctx context.Context) error {
+	for {
+		t.mu.Lock()
+		t.ws.AddSubscriptions(t.pendingSubs...)
+		t.ws.AddServices(t.pendingSvcs...)
+		t.pendingSubs, t.pendingSvcs = nil, nil
+		run, stop := context.WithCancel(ctx)
+		t.wake = stop
+		t.mu.Unlock()
+		err := t.ws.Run(run)
+		stop()
+		t.mu.Lock()
+		t.wake = nil
+		t.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return cleanErr(err)
+		}
+	}
+}
+
+type publisher struct{ p *rclgo.Publisher }
+
+// Publish implements nodekit.Publisher (rclgo copies msg into rcl memory).
+func (p publisher) Publish(msg []byte) error { return cleanErr(p.p.PublishSerialized(msg)) }
+
+// Publisher implements nodekit.Transport.
+func (t *transport) Publisher(topic, msgType string, q params.QoS) (nodekit.Publisher, error) {
+	ts, err := t.typeSupport(msgType)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := t.node.NewPublisher(topic, ts, &rclgo.PublisherOptions{Qos: qosProfile(q)})
+	if err != nil {
+		return nil, fmt.Errorf("publisher %s: %w", topic, cleanErr(err))
+	}
+	return publisher{pub}, nil
+}
+
+// PublisherTypes implements nodekit.Transport.
+func (t *transport) PublisherTypes(topic string) ([]string, error) {
+	infos, err := t.node.GetPublishersInfoByTopic(topic, true)
+	if err != nil {
+		return nil, cleanErr(err)
+	}
+	out := make([]string, len(infos))
+	for i, in := range infos {
+		out[i] = in.TopicType
+	}
+	return out, nil
+}
+
+// Log implements nodekit.Transport.
+func (t *transport) Log(l nodekit.LogLevel, msg string) {
+	t.logMu.Lock()
+	defer t.logMu.Unlock()
+	lg := t.node.Logger()
+	switch l {
+	case nodekit.LogDebug:
+		_ = lg.Debug(msg)
+	case nodekit.LogInfo:
+		_ = lg.Info(msg)
+	case nodekit.LogWarn:
+		_ = lg.Warn(msg)
+	default:
+		_ = lg.Error(msg)
+	}
+}
+
+// Close implements nodekit.Transport: every entity is destroyed and rcl
+// shut down.
+func (t *transport) Close() error { return cleanErr(t.ctx.Close()) }

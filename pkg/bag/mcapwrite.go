@@ -1,0 +1,178 @@
+package bag
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+
+	"github.com/foxglove/mcap/go/mcap"
+	"github.com/klauspost/compress/zstd"
+)
+
+// MCAP chunk compressions.
+const (
+	CompressionNone = ""
+	CompressionZSTD = "zstd"
+	CompressionLZ4  = "lz4"
+)
+
+// ParseCompression returns the MCAP chunk compression named s: "zstd",
+// "lz4", or "none" (also "").
+func ParseCompression(s string) (string, error) {
+	switch s {
+	case "none", "":
+		return CompressionNone, nil
+	case CompressionZSTD, CompressionLZ4:
+		return s, nil
+	}
+	return "", fmt.Errorf("%w: compression %q (want zstd, lz4 or none)", ErrUnsupported, s)
+}
+
+// WriterOptions configure the writers.
+type WriterOptions struct {
+	// Compression is the MCAP chunk compression (CompressionZSTD,
+	// CompressionLZ4 or CompressionNone). It defaults to none.
+	Compression string
+	// ChunkSize is the MCAP chunk size in bytes. It defaults to 1 MiB.
+	ChunkSize int64
+	// Schema returns the definition of a type for a topic that has none
+	// (one read from SQLite), or nil: the schema is then written with an
+	// empty encoding, as rosbag2 does for a type it has no definition of.
+	// It defaults to nil.
+	Schema func(typ string) *Schema
+	// ROSDistro is written into SQLite files. It defaults to "humble".
+	ROSDistro string
+	// Library names the writer in the MCAP header. It defaults to
+	// "timealign".
+	Library string
+}
+
+// zstdWriter is a zstd encoder with concurrency 1 (no goroutines).
+type zstdWriter struct{ *zstd.Encoder }
+
+func (z zstdWriter) Reset(w io.Writer) { z.Encoder.Reset(w) }
+
+// MCAPWriter writes one MCAP file of the ros2 profile: schemas, channels
+// with rosbag2's metadata, messages in chunks with message indexes, and the
+// summary section (schemas, channels, statistics, chunk indexes, summary
+// offsets) with CRCs, so that readers can seek.
+type MCAPWriter struct {
+	w        *mcap.Writer
+	opts     WriterOptions
+	channels map[*Topic]uint16
+	schemas  map[string]uint16 // name + encoding + data -> id
+	closed   bool
+}
+
+// NewMCAPWriter starts an MCAP file on w.
+func NewMCAPWriter(w io.Writer, opts WriterOptions) (*MCAPWriter, error) {
+	comp, err := ParseCompression(opts.Compression)
+	if err != nil {
+		return nil, err
+	}
+	mo := &mcap.WriterOptions{IncludeCRC: true, Chunked: true, ChunkSize: opts.ChunkSize, OverrideLibrary: true}
+	if mo.ChunkSize <= 0 {
+		mo.ChunkSize = 1 << 20
+	}
+	switch comp {
+	case CompressionZSTD:
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+		if err != nil {
+			return nil, err
+		}
+		mo.Compressor = mcap.NewCustomCompressor(mcap.CompressionZSTD, zstdWriter{enc})
+	case CompressionLZ4:
+		mo.Compression = mcap.CompressionLZ4
+	default:
+		mo.Compression = mcap.CompressionNone
+	}
+	mw, err := mcap.NewWriter(w, mo)
+	if err != nil {
+		return nil, err
+	}
+	lib := opts.Library
+	if lib == "" {
+		lib = "timealign"
+	}
+	if err := mw.WriteHeader(&mcap.Header{Profile: "ros2", Library: lib}); err != nil {
+		return nil, err
+	}
+	return &MCAPWriter{w: mw, opts: opts, channels: map[*Topic]uint16{}, schemas: map[string]uint16{}}, nil
+}
+
+// AddTopic writes the topic's schema (once per distinct definition) and
+// channel. Adding a topic twice does nothing.
+func (m *MCAPWriter) AddTopic(t *Topic) error {
+	if _, ok := m.channels[t]; ok {
+		return nil
+	}
+	if len(m.channels) >= math.MaxUint16-1 {
+		return fmt.Errorf("%w: more than %d topics", ErrUnsupported, math.MaxUint16-1)
+	}
+	s := t.Schema
+	if s == nil && m.opts.Schema != nil {
+		s = m.opts.Schema(t.Type)
+	}
+	if s == nil {
+		s = &Schema{Name: t.Type}
+	}
+	key := s.Name + "\x00" + s.Encoding + "\x00" + string(s.Data)
+	sid, ok := m.schemas[key]
+	if !ok {
+		sid = uint16(len(m.schemas) + 1)
+		if err := m.w.WriteSchema(&mcap.Schema{ID: sid, Name: s.Name, Encoding: s.Encoding, Data: s.Data}); err != nil {
+			return err
+		}
+		m.schemas[key] = sid
+	}
+	meta := maps.Clone(t.Metadata)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	meta["offered_qos_profiles"] = t.OfferedQoSProfiles
+	if t.TypeDescriptionHash != "" {
+		meta["topic_type_hash"] = t.TypeDescriptionHash
+	}
+	cid := uint16(len(m.channels) + 1)
+	if err := m.w.WriteChannel(&mcap.Channel{ID: cid, SchemaID: sid, Topic: t.Name, MessageEncoding: t.SerializationFormat, Metadata: meta}); err != nil {
+		return err
+	}
+	m.channels[t] = cid
+	return nil
+}
+
+// WriteMessage writes a message on an added topic.
+func (m *MCAPWriter) WriteMessage(msg *Message) error {
+	cid, ok := m.channels[msg.Topic]
+	if !ok {
+		return fmt.Errorf("%w: message on topic %q that was not added", ErrFormat, msg.Topic.Name)
+	}
+	if msg.LogTime < 0 || msg.PublishTime < 0 {
+		return fmt.Errorf("%w: negative log time %d on %s", ErrFormat, msg.LogTime, msg.Topic.Name)
+	}
+	return m.w.WriteMessage(&mcap.Message{ChannelID: cid, Sequence: msg.Sequence,
+		LogTime: uint64(msg.LogTime), PublishTime: uint64(msg.PublishTime), Data: msg.Data})
+}
+
+// WriteAttachment writes an attachment record.
+func (m *MCAPWriter) WriteAttachment(a *Attachment) error {
+	return m.w.WriteAttachment(&mcap.Attachment{LogTime: a.LogTime, CreateTime: a.CreateTime, Name: a.Name,
+		MediaType: a.MediaType, DataSize: uint64(len(a.Data)), Data: bytes.NewReader(a.Data)})
+}
+
+// WriteMetadata writes a metadata record.
+func (m *MCAPWriter) WriteMetadata(r *MetadataRecord) error {
+	return m.w.WriteMetadata(&mcap.Metadata{Name: r.Name, Metadata: r.Metadata})
+}
+
+// Close flushes the last chunk and writes the summary section and footer.
+// It does not close the underlying writer.
+func (m *MCAPWriter) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	return m.w.Close()
+}

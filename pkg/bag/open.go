@@ -1,0 +1,671 @@
+package bag
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// Bag is an opened bag: where its storage files are and what its
+// metadata.yaml says.
+type Bag struct {
+	// Path is the path given to Open.
+	Path string
+	// Dir is the bag's directory (for a single file, the file's).
+	Dir string
+	// Storage is the storage format of every file.
+	Storage Storage
+	// Files are the storage files in reading order.
+	Files []string
+	// Metadata is the bag's metadata.yaml, or nil when it has none (a
+	// single file, or a directory whose recorder did not write one).
+	Metadata *Metadata
+}
+
+// Name returns the bag's name: its directory's, or the file's without
+// extension.
+func (b *Bag) Name() string {
+	base := filepath.Base(filepath.Clean(b.Path))
+	if len(b.Files) == 1 && b.Metadata == nil && filepath.Clean(b.Files[0]) == filepath.Clean(b.Path) {
+		return strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	return base
+}
+
+// Size returns the total size of the storage files in bytes.
+func (b *Bag) Size() int64 {
+	var n int64
+	for _, f := range b.Files {
+		if fi, err := os.Stat(f); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+var mcapMagic = []byte("\x89MCAP0\r\n")
+
+// sniff returns a storage file's format from its first bytes.
+func sniff(path string) (Storage, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	switch {
+	case bytes.HasPrefix(head, mcapMagic):
+		return MCAP, nil
+	case bytes.HasPrefix(head, []byte(sqliteMagic)):
+		return SQLite, nil
+	case n == 0:
+		return "", &FileError{Path: path, Offset: 0, Row: -1, Err: fmt.Errorf("%w: empty file, not a bag", ErrFormat)}
+	}
+	if st, ok := storageOf(path); ok {
+		return "", &FileError{Path: path, Offset: 0, Row: -1, Err: fmt.Errorf("%w: not a%s %s file (its first bytes are %q)", ErrFormat, article(st), st, head[:min(n, 8)])}
+	}
+	return "", &FileError{Path: path, Offset: 0, Row: -1, Err: fmt.Errorf("%w: neither MCAP nor SQLite (its first bytes are %q)", ErrFormat, head[:min(n, 8)])}
+}
+
+func article(s Storage) string {
+	if s == SQLite {
+		return ""
+	}
+	return "n"
+}
+
+// Open opens a bag: a directory with a metadata.yaml and its storage
+// files, a directory of storage files without metadata.yaml (read in the
+// order of their split index), or one .mcap or .db3 file. It checks that
+// every storage file exists and is of the bag's format; it reads no
+// messages.
+func Open(path string) (*Bag, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		st, err := sniff(path)
+		if err != nil {
+			return nil, err
+		}
+		return &Bag{Path: path, Dir: filepath.Dir(path), Storage: st, Files: []string{path}}, nil
+	}
+	b := &Bag{Path: path, Dir: path}
+	mpath := filepath.Join(path, MetadataFile)
+	data, err := os.ReadFile(mpath)
+	switch {
+	case err == nil:
+		m, err := ParseMetadata(mpath, data)
+		if err != nil {
+			return nil, err
+		}
+		b.Metadata = m
+		switch m.CompressionMode {
+		case "", "none", "NONE":
+		default:
+			return nil, fmt.Errorf("%w: %s: rosbag2 %s compression (%s) of the %s: decompress the bag first (ros2 bag convert)",
+				ErrUnsupported, mpath, m.CompressionFormat, strings.ToLower(m.CompressionMode), strings.ToLower(m.CompressionMode)+"s")
+		}
+		for _, rel := range m.RelativeFilePaths {
+			p := filepath.Join(path, rel)
+			if _, err := os.Stat(p); err != nil {
+				// Old recorders wrote paths relative to the bag's parent.
+				alt := filepath.Join(path, filepath.Base(rel))
+				if _, err2 := os.Stat(alt); err2 != nil {
+					return nil, fmt.Errorf("%w: %s lists %s, which does not exist", ErrFormat, mpath, rel)
+				}
+				p = alt
+			}
+			b.Files = append(b.Files, p)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		b.Files, err = storageFiles(path)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
+	}
+	for i, f := range b.Files {
+		st, err := sniff(f)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			b.Storage = st
+		} else if st != b.Storage {
+			return nil, fmt.Errorf("%w: %s is %s, %s is %s: a bag has one storage format", ErrFormat, b.Files[0], b.Storage, f, st)
+		}
+	}
+	if b.Metadata != nil && b.Metadata.StorageIdentifier != "" && len(b.Files) > 0 && Storage(b.Metadata.StorageIdentifier) != b.Storage {
+		return nil, fmt.Errorf("%w: %s says storage %q, but %s is %s", ErrFormat, mpath, b.Metadata.StorageIdentifier, b.Files[0], b.Storage)
+	}
+	if len(b.Files) > 0 && b.Storage == "" {
+		b.Storage = MCAP
+	}
+	if b.Storage == "" && b.Metadata != nil {
+		if st, err := ParseStorage(b.Metadata.StorageIdentifier); err == nil {
+			b.Storage = st
+		}
+	}
+	return b, nil
+}
+
+// storageFiles lists the .mcap and .db3 files of a directory in the order
+// of the split index at the end of their names (name_0, name_1, …,
+// name_10).
+func storageFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range ents {
+		if _, ok := storageOf(e.Name()); ok && e.Type().IsRegular() {
+			files = append(files, e.Name())
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: %s has no %s and no .mcap or .db3 file: not a bag", ErrFormat, dir, MetadataFile)
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		pi, ni := splitIndex(files[i])
+		pj, nj := splitIndex(files[j])
+		if pi != pj {
+			return pi < pj
+		}
+		return ni < nj
+	})
+	for i := range files {
+		files[i] = filepath.Join(dir, files[i])
+	}
+	return files, nil
+}
+
+// splitIndex splits "name_12.mcap" into "name" and 12 (-1 without index).
+func splitIndex(file string) (string, int) {
+	base := strings.TrimSuffix(file, filepath.Ext(file))
+	i := strings.LastIndexByte(base, '_')
+	if i < 0 {
+		return base, -1
+	}
+	n, err := strconv.Atoi(base[i+1:])
+	if err != nil {
+		return base, -1
+	}
+	return base[:i], n
+}
+
+// Skipped counts what a Reader skipped.
+type Skipped struct {
+	// BadChunks are MCAP chunks whose CRC did not match their content.
+	BadChunks int `json:"bad_chunks,omitempty"`
+	// BigAttachments are attachments larger than MaxAttachmentSize.
+	BigAttachments int `json:"big_attachments,omitempty"`
+	// UnknownTopic are messages on a channel or topic_id never defined.
+	UnknownTopic int `json:"unknown_topic,omitempty"`
+	// Errors are the errors that ended a file early (SkipFile).
+	Errors []error `json:"-"`
+}
+
+// Any reports whether anything was skipped.
+func (s Skipped) Any() bool {
+	return s.BadChunks+s.BigAttachments+s.UnknownTopic > 0 || len(s.Errors) > 0
+}
+
+// Reader streams the records of a bag's storage files in order. It is not
+// safe for concurrent use.
+type Reader struct {
+	bag    *Bag
+	file   int // index of the open file
+	osf    *os.File
+	mf     *mcapFile
+	sf     *sqliteFile
+	topics []*Topic
+	byKey  map[string]*Topic
+	local  map[uint16]*Topic // MCAP channel ID -> unified topic, this file
+	sqlMap map[*Topic]*Topic // SQLite file topic -> unified topic
+	raw    rawRecord
+	done   int64 // bytes of the files before the open one
+	skip   Skipped
+	closed bool
+}
+
+// Records returns a reader of the bag's records from its first file.
+func (b *Bag) Records() *Reader {
+	return &Reader{bag: b, file: -1, byKey: map[string]*Topic{}}
+}
+
+// Topics returns the topics met so far, indexed by Topic.ID.
+func (r *Reader) Topics() []*Topic { return r.topics }
+
+// Skipped returns what was skipped so far.
+func (r *Reader) Skipped() Skipped {
+	s := r.skip
+	if r.mf != nil {
+		s.BadChunks += r.mf.badChunks
+		s.BigAttachments += r.mf.bigAttachments
+		s.UnknownTopic += r.mf.unknownChannel
+	}
+	if r.sf != nil {
+		s.UnknownTopic += r.sf.unknownTopic
+	}
+	return s
+}
+
+// Progress returns the bytes of the bag read so far (approximately, for
+// SQLite).
+func (r *Reader) Progress() int64 {
+	switch {
+	case r.mf != nil:
+		return r.done + r.mf.cr.n
+	case r.sf != nil:
+		return r.done + r.sf.read
+	}
+	return r.done
+}
+
+// File returns the index of the file being read.
+func (r *Reader) File() int { return r.file }
+
+func (r *Reader) closeFile() {
+	if r.mf != nil {
+		s := r.Skipped()
+		r.skip = s
+		r.mf.close()
+		r.mf = nil
+	}
+	if r.sf != nil {
+		s := r.Skipped()
+		r.skip = s
+		r.sf.close()
+		r.sf = nil
+	}
+	if r.osf != nil {
+		if fi, err := r.osf.Stat(); err == nil {
+			r.done += fi.Size()
+		}
+		r.osf.Close()
+		r.osf = nil
+	} else if r.file >= 0 && r.file < len(r.bag.Files) {
+		if fi, err := os.Stat(r.bag.Files[r.file]); err == nil {
+			r.done += fi.Size()
+		}
+	}
+}
+
+// SkipFile records err (from Next) as skipped and moves on to the next
+// file: what the failed file held after the error is not read.
+func (r *Reader) SkipFile(err error) {
+	r.closeFile()
+	r.skip.Errors = append(r.skip.Errors, err)
+}
+
+func (r *Reader) openNext() error {
+	r.closeFile()
+	r.file++
+	if r.file >= len(r.bag.Files) {
+		return io.EOF
+	}
+	path := r.bag.Files[r.file]
+	r.local = map[uint16]*Topic{}
+	r.sqlMap = map[*Topic]*Topic{}
+	switch r.bag.Storage {
+	case SQLite:
+		sf, err := openSQLite(path)
+		if err != nil {
+			return err
+		}
+		r.sf = sf
+	default:
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		mf, err := openMCAP(path, bufio.NewReaderSize(f, 1<<20))
+		if err != nil {
+			f.Close()
+			return err
+		}
+		r.osf, r.mf = f, mf
+	}
+	return nil
+}
+
+// unify returns the bag-wide topic for a file's topic, and whether it is
+// new.
+func (r *Reader) unify(t *Topic) (*Topic, bool) {
+	key := t.Name + "\x00" + t.Type + "\x00" + t.SerializationFormat
+	if u, ok := r.byKey[key]; ok {
+		if u.Schema == nil && t.Schema != nil {
+			u.Schema = t.Schema
+		}
+		return u, false
+	}
+	t.ID = len(r.topics)
+	r.topics = append(r.topics, t)
+	r.byKey[key] = t
+	return t, true
+}
+
+// Next reads the next record into rec; io.EOF after the last file. An
+// error names the file and where in it reading stopped; call SkipFile to
+// go on with the next file, or stop.
+func (r *Reader) Next(rec *Record) error {
+	if r.closed {
+		return io.EOF
+	}
+	for {
+		if r.mf == nil && r.sf == nil {
+			if err := r.openNext(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return io.EOF
+				}
+				// The file cannot be opened: it counts as read.
+				return err
+			}
+		}
+		raw := &r.raw
+		var err error
+		if r.mf != nil {
+			err = r.mf.next(raw)
+		} else {
+			err = r.sf.next(raw)
+		}
+		if errors.Is(err, io.EOF) {
+			r.closeFile()
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rec.File = r.file
+		rec.Kind = raw.kind
+		switch raw.kind {
+		case KindMessage:
+			var t *Topic
+			if r.mf != nil {
+				t = r.local[raw.channel]
+			} else {
+				t = r.sqlMap[raw.topic]
+			}
+			rec.Message = raw.msg
+			rec.Message.Topic = t
+			return nil
+		case KindTopic:
+			u, isNew := r.unify(raw.topic)
+			if r.mf != nil {
+				r.local[raw.channel] = u
+			} else {
+				r.sqlMap[raw.topic] = u
+			}
+			if !isNew {
+				continue
+			}
+			rec.Topic = u
+			return nil
+		case KindAttachment:
+			rec.Attachment = raw.att
+			return nil
+		case KindMetadata:
+			rec.Metadata = raw.meta
+			return nil
+		}
+	}
+}
+
+// Close closes the open file.
+func (r *Reader) Close() {
+	r.closeFile()
+	r.closed = true
+}
+
+// Summary is what a bag's storage files say about it without reading every
+// message: per-topic counts and the time range, from each MCAP file's
+// summary section or a SQLite aggregate query.
+type Summary struct {
+	Topics []TopicSummary
+	// Start and End are the first and last log times (0 when empty).
+	Start, End   stamp.Time
+	MessageCount uint64
+	Files        []FileInfo
+	// Compression is the first MCAP chunk's compression ("" for none or
+	// SQLite).
+	Compression string
+	// Scanned reports that a file had no usable summary and was read
+	// message by message.
+	Scanned bool
+}
+
+// TopicSummary is one topic of a Summary.
+type TopicSummary struct {
+	Topic *Topic
+	Count uint64
+	// Start and End are the topic's first and last log times (SQLite and
+	// scanned files; 0 from an MCAP summary, which has only bag-wide
+	// times).
+	Start, End stamp.Time
+}
+
+// Summarize returns the bag's Summary.
+func (b *Bag) Summarize() (*Summary, error) {
+	s := &Summary{}
+	byKey := map[string]int{}
+	add := func(t *Topic, n uint64, start, end int64) {
+		key := t.Name + "\x00" + t.Type + "\x00" + t.SerializationFormat
+		i, ok := byKey[key]
+		if !ok {
+			i = len(s.Topics)
+			t.ID = i
+			s.Topics = append(s.Topics, TopicSummary{Topic: t})
+			byKey[key] = i
+		}
+		ts := &s.Topics[i]
+		if n > 0 && start != 0 {
+			if ts.Count == 0 || stamp.Time(start) < ts.Start {
+				ts.Start = stamp.Time(start)
+			}
+			if stamp.Time(end) > ts.End {
+				ts.End = stamp.Time(end)
+			}
+		}
+		ts.Count += n
+	}
+	for _, path := range b.Files {
+		fi := FileInfo{Path: filepath.Base(path)}
+		var start, end int64
+		var count uint64
+		var err error
+		switch b.Storage {
+		case SQLite:
+			start, end, count, err = summarizeSQLite(path, add)
+		default:
+			var scanned bool
+			var comp string
+			start, end, count, comp, scanned, err = summarizeMCAP(path, add)
+			s.Scanned = s.Scanned || scanned
+			if s.Compression == "" {
+				s.Compression = comp
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		fi.StartingTime, fi.Duration, fi.MessageCount = stamp.Time(start), time.Duration(end-start), count
+		s.Files = append(s.Files, fi)
+		if count > 0 {
+			if s.MessageCount == 0 || stamp.Time(start) < s.Start {
+				s.Start = stamp.Time(start)
+			}
+			if stamp.Time(end) > s.End {
+				s.End = stamp.Time(end)
+			}
+		}
+		s.MessageCount += count
+	}
+	return s, nil
+}
+
+func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64)) (start, end int64, count uint64, err error) {
+	f, err := openSQLite(path)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.close()
+	rows, err := f.query("SELECT topic_id, COUNT(*), MIN(timestamp), MAX(timestamp) FROM messages GROUP BY topic_id")
+	if err != nil {
+		return 0, 0, 0, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
+	}
+	defer rows.Close()
+	counts := map[int64][3]int64{}
+	dest := make([]driver.Value, 4)
+	for {
+		err := rows.Next(dest)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, 0, 0, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
+		}
+		id, _ := dest[0].(int64)
+		n, _ := dest[1].(int64)
+		lo, _ := dest[2].(int64)
+		hi, _ := dest[3].(int64)
+		counts[id] = [3]int64{n, lo, hi}
+	}
+	first := true
+	ids := make([]int64, 0, len(f.byID))
+	for id := range f.byID {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		c := counts[id]
+		add(f.byID[id], uint64(c[0]), c[1], c[2])
+		if c[0] > 0 {
+			if first || c[1] < start {
+				start = c[1]
+			}
+			if first || c[2] > end {
+				end = c[2]
+			}
+			first = false
+		}
+		count += uint64(c[0])
+	}
+	return start, end, count, nil
+}
+
+func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64)) (start, end int64, count uint64, comp string, scanned bool, err error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return 0, 0, 0, "", false, err
+	}
+	defer fh.Close()
+	rd, err := mcap.NewReader(fh)
+	var info *mcap.Info
+	if err == nil {
+		info, err = rd.Info()
+	}
+	if err == nil && info.Statistics != nil {
+		schemas := map[uint16]*Schema{}
+		for id, s := range info.Schemas {
+			schemas[id] = &Schema{Name: s.Name, Encoding: s.Encoding, Data: s.Data}
+		}
+		ids := make([]int, 0, len(info.Channels))
+		for id := range info.Channels {
+			ids = append(ids, int(id))
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			c := info.Channels[uint16(id)]
+			t := &Topic{Name: c.Topic, SerializationFormat: c.MessageEncoding, Metadata: c.Metadata,
+				OfferedQoSProfiles: c.Metadata["offered_qos_profiles"], TypeDescriptionHash: c.Metadata["topic_type_hash"]}
+			if s := schemas[c.SchemaID]; s != nil {
+				t.Schema, t.Type = s, s.Name
+			}
+			add(t, info.Statistics.ChannelMessageCounts[c.ID], 0, 0)
+		}
+		if len(info.ChunkIndexes) > 0 {
+			comp = string(info.ChunkIndexes[0].Compression)
+		}
+		st := info.Statistics
+		if st.MessageCount > 0 {
+			start, end = int64(st.MessageStartTime), int64(st.MessageEndTime)
+		}
+		return start, end, st.MessageCount, comp, false, nil
+	}
+	// No summary (the recorder did not finish the file): read it.
+	if _, serr := fh.Seek(0, io.SeekStart); serr != nil {
+		return 0, 0, 0, "", true, serr
+	}
+	mf, err := openMCAP(path, bufio.NewReaderSize(fh, 1<<20))
+	if err != nil {
+		return 0, 0, 0, "", true, err
+	}
+	defer mf.close()
+	type acc struct {
+		t          *Topic
+		n          uint64
+		start, end int64
+	}
+	var order []*acc
+	byChan := map[uint16]*acc{}
+	var rec rawRecord
+	first := true
+	for {
+		err := mf.next(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			// Keep what was read; the caller reports the scan.
+			break
+		}
+		switch rec.kind {
+		case KindTopic:
+			a := &acc{t: rec.topic}
+			byChan[rec.channel] = a
+			order = append(order, a)
+		case KindMessage:
+			a := byChan[rec.channel]
+			lt := int64(rec.msg.LogTime)
+			if a.n == 0 || lt < a.start {
+				a.start = lt
+			}
+			if lt > a.end {
+				a.end = lt
+			}
+			a.n++
+			if first || lt < start {
+				start = lt
+			}
+			if lt > end {
+				end = lt
+			}
+			first = false
+			count++
+		}
+	}
+	for _, a := range order {
+		add(a.t, a.n, a.start, a.end)
+	}
+	return start, end, count, "", true, nil
+}

@@ -1,0 +1,389 @@
+package bag
+
+import (
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"modernc.org/sqlite"
+
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// SQLite storage: rosbag2's sqlite3 plugin. A file holds the tables
+// topics(id, name, type, serialization_format, offered_qos_profiles
+// [, type_description_hash]) and messages(id, topic_id, timestamp, data),
+// and from Humble on schema(schema_version, ros_distro) and an empty
+// metadata table. Messages are read in timestamp order, as rosbag2 plays
+// them. The driver is used directly (no database/sql, whose pool starts a
+// goroutine), and a query with no context starts none either.
+
+// sqliteDSN returns the driver's name for a file opened read-only or
+// read-write.
+func sqliteDSN(path string, readOnly bool) string {
+	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
+	q := url.Values{}
+	if readOnly {
+		q.Set("mode", "ro")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// sqliteMagic starts every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// sqliteFile reads the records of one .db3 file: its topics, then its
+// messages in timestamp order.
+type sqliteFile struct {
+	path   string
+	conn   driver.Conn
+	topics []*Topic         // in id order
+	byID   map[int64]*Topic // topic_id -> topic
+	next_  int              // next topic to return
+	rows   driver.Rows
+	dest   []driver.Value
+	row    int64 // id of the last message row read
+	read   int64 // bytes of message data read
+	// unknownTopic counts messages whose topic_id has no topics row.
+	unknownTopic int
+}
+
+func openSQLite(path string) (*sqliteFile, error) {
+	fe := func(err error) error { return &FileError{Path: path, Offset: -1, Row: -1, Err: err} }
+	head := make([]byte, len(sqliteMagic))
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.ReadFull(fh, head)
+	fh.Close()
+	if err != nil || string(head) != sqliteMagic {
+		return nil, fe(fmt.Errorf("%w: not a SQLite database (no SQLite header)", ErrFormat))
+	}
+	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(path, true))
+	if err != nil {
+		return nil, fe(fmt.Errorf("%w: %v", ErrFormat, err))
+	}
+	f := &sqliteFile{path: path, conn: conn, byID: map[int64]*Topic{}, row: -1}
+	if err := f.readTopics(); err != nil {
+		conn.Close()
+		return nil, fe(err)
+	}
+	return f, nil
+}
+
+// query runs a query with the deprecated context-free interface, which
+// starts no goroutine.
+func (f *sqliteFile) query(q string) (driver.Rows, error) {
+	qr, ok := f.conn.(driver.Queryer) //nolint:staticcheck // the context-free call starts no goroutine
+	if !ok {
+		return nil, fmt.Errorf("%w: SQLite driver without Query", ErrUnsupported)
+	}
+	return qr.Query(q, nil)
+}
+
+// columns returns the column names of a table (none if it does not exist).
+func (f *sqliteFile) columns(table string) ([]string, error) {
+	rows, err := f.query("PRAGMA table_info(" + table + ")")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	defer rows.Close()
+	cols := rows.Columns()
+	nameCol := -1
+	for i, c := range cols {
+		if c == "name" {
+			nameCol = i
+		}
+	}
+	dest := make([]driver.Value, len(cols))
+	var names []string
+	for {
+		err := rows.Next(dest)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		if nameCol >= 0 {
+			names = append(names, asString(dest[nameCol]))
+		}
+	}
+	return names, nil
+}
+
+func asString(v driver.Value) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func (f *sqliteFile) readTopics() error {
+	cols, err := f.columns("topics")
+	if err != nil {
+		return err
+	}
+	if len(cols) == 0 {
+		return fmt.Errorf("%w: no topics table (not a rosbag2 SQLite file)", ErrFormat)
+	}
+	mcols, err := f.columns("messages")
+	if err != nil {
+		return err
+	}
+	for _, want := range []string{"topic_id", "timestamp", "data"} {
+		if !contains(mcols, want) {
+			return fmt.Errorf("%w: the messages table has no %s column (not a rosbag2 SQLite file)", ErrFormat, want)
+		}
+	}
+	sel := []string{"id", "name", "type", "serialization_format"}
+	for _, opt := range []string{"offered_qos_profiles", "type_description_hash"} {
+		if contains(cols, opt) {
+			sel = append(sel, opt)
+		}
+	}
+	for _, want := range sel[:4] {
+		if !contains(cols, want) {
+			return fmt.Errorf("%w: the topics table has no %s column", ErrFormat, want)
+		}
+	}
+	rows, err := f.query("SELECT " + strings.Join(sel, ", ") + " FROM topics ORDER BY id")
+	if err != nil {
+		return fmt.Errorf("%w: reading topics: %v", ErrFormat, err)
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(sel))
+	for {
+		err := rows.Next(dest)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: reading topics: %v", ErrFormat, err)
+		}
+		id, ok := dest[0].(int64)
+		if !ok {
+			return fmt.Errorf("%w: topics row with id %v", ErrFormat, dest[0])
+		}
+		t := &Topic{Name: asString(dest[1]), Type: asString(dest[2]), SerializationFormat: asString(dest[3])}
+		for i := 4; i < len(sel); i++ {
+			switch sel[i] {
+			case "offered_qos_profiles":
+				t.OfferedQoSProfiles = asString(dest[i])
+			case "type_description_hash":
+				t.TypeDescriptionHash = asString(dest[i])
+			}
+		}
+		f.topics = append(f.topics, t)
+		f.byID[id] = t
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// next returns the next record: the topics first, then the messages.
+func (f *sqliteFile) next(rec *rawRecord) error {
+	if f.next_ < len(f.topics) {
+		rec.kind, rec.topic = KindTopic, f.topics[f.next_]
+		f.next_++
+		return nil
+	}
+	if f.rows == nil {
+		rows, err := f.query("SELECT id, topic_id, timestamp, data FROM messages ORDER BY timestamp, id")
+		if err != nil {
+			return &FileError{Path: f.path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: reading messages: %v", ErrFormat, err)}
+		}
+		f.rows = rows
+		f.dest = make([]driver.Value, 4)
+	}
+	for {
+		err := f.rows.Next(f.dest)
+		if errors.Is(err, io.EOF) {
+			return io.EOF
+		}
+		if err != nil {
+			return &FileError{Path: f.path, Offset: -1, Row: f.row + 1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
+		}
+		id, _ := f.dest[0].(int64)
+		f.row = id
+		tid, ok1 := f.dest[1].(int64)
+		ts, ok2 := f.dest[2].(int64)
+		if !ok1 || !ok2 {
+			return &FileError{Path: f.path, Offset: -1, Row: id, Err: fmt.Errorf("%w: topic_id %v, timestamp %v: not integers", ErrFormat, f.dest[1], f.dest[2])}
+		}
+		var data []byte
+		switch d := f.dest[3].(type) {
+		case []byte:
+			data = d
+		case string:
+			data = []byte(d)
+		case nil:
+		default:
+			return &FileError{Path: f.path, Offset: -1, Row: id, Err: fmt.Errorf("%w: data is a %T, not a blob", ErrFormat, f.dest[3])}
+		}
+		f.read += int64(len(data)) + 32
+		t := f.byID[tid]
+		if t == nil {
+			f.unknownTopic++
+			continue
+		}
+		rec.kind = KindMessage
+		rec.topic = t
+		rec.msg = Message{LogTime: stamp.Time(ts), PublishTime: stamp.Time(ts), Data: data}
+		return nil
+	}
+}
+
+func (f *sqliteFile) close() {
+	if f.rows != nil {
+		f.rows.Close()
+	}
+	f.conn.Close()
+}
+
+// SQLiteWriter writes one rosbag2 .db3 file as Humble's sqlite3 plugin
+// does (schema version 3, the same tables and index). Messages are
+// inserted in one transaction per 10000 messages; the file is not safe to
+// read until Close.
+type SQLiteWriter struct {
+	path   string
+	conn   driver.Conn
+	insert driver.Stmt
+	topics map[*Topic]int64
+	inTx   int
+	closed bool
+}
+
+// NewSQLiteWriter creates the .db3 file path (it must not exist) for ROS
+// distribution distro ("humble" when empty).
+func NewSQLiteWriter(path, distro string) (*SQLiteWriter, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("%s: %w", path, os.ErrExist)
+	}
+	if distro == "" {
+		distro = "humble"
+	}
+	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(path, false))
+	if err != nil {
+		return nil, err
+	}
+	w := &SQLiteWriter{path: path, conn: conn, topics: map[*Topic]int64{}}
+	stmts := []string{
+		// The output is written to a temporary place and renamed: no
+		// journal is needed for safety, and none makes writing fast.
+		"PRAGMA journal_mode=OFF",
+		"PRAGMA synchronous=OFF",
+		"PRAGMA page_size=4096",
+		"CREATE TABLE schema(schema_version INTEGER PRIMARY KEY,ros_distro TEXT NOT NULL);",
+		"CREATE TABLE metadata(id INTEGER PRIMARY KEY,metadata_version INTEGER NOT NULL,metadata TEXT NOT NULL);",
+		"CREATE TABLE topics(id INTEGER PRIMARY KEY,name TEXT NOT NULL,type TEXT NOT NULL,serialization_format TEXT NOT NULL,offered_qos_profiles TEXT NOT NULL);",
+		"CREATE TABLE messages(id INTEGER PRIMARY KEY,topic_id INTEGER NOT NULL,timestamp INTEGER NOT NULL, data BLOB NOT NULL);",
+	}
+	for _, s := range stmts {
+		if err := w.exec(s); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := w.exec("INSERT INTO schema (schema_version, ros_distro) VALUES (?, ?)", int64(3), distro); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	ins, err := conn.Prepare("INSERT INTO messages (timestamp, topic_id, data) VALUES (?, ?, ?);")
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	w.insert = ins
+	return w, nil
+}
+
+func (w *SQLiteWriter) exec(q string, args ...driver.Value) error {
+	ex, ok := w.conn.(driver.Execer) //nolint:staticcheck // the context-free call starts no goroutine
+	if !ok {
+		return fmt.Errorf("%w: SQLite driver without Exec", ErrUnsupported)
+	}
+	_, err := ex.Exec(q, args)
+	return err
+}
+
+// AddTopic registers a topic (idempotent).
+func (w *SQLiteWriter) AddTopic(t *Topic) error {
+	if _, ok := w.topics[t]; ok {
+		return nil
+	}
+	id := int64(len(w.topics) + 1)
+	if err := w.exec("INSERT INTO topics (id, name, type, serialization_format, offered_qos_profiles) VALUES (?, ?, ?, ?, ?)",
+		id, t.Name, t.Type, t.SerializationFormat, t.OfferedQoSProfiles); err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	w.topics[t] = id
+	return nil
+}
+
+// WriteMessage inserts a message; its topic must have been added. SQLite
+// keeps one time per message: m.LogTime.
+func (w *SQLiteWriter) WriteMessage(m *Message) error {
+	id, ok := w.topics[m.Topic]
+	if !ok {
+		return fmt.Errorf("%w: message on topic %q that was not added", ErrFormat, m.Topic.Name)
+	}
+	if w.inTx == 0 {
+		if err := w.exec("BEGIN"); err != nil {
+			return fmt.Errorf("%s: %w", w.path, err)
+		}
+	}
+	if _, err := w.insert.Exec([]driver.Value{int64(m.LogTime), id, m.Data}); err != nil { //nolint:staticcheck
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	w.inTx++
+	if w.inTx >= 10000 {
+		w.inTx = 0
+		if err := w.exec("COMMIT"); err != nil {
+			return fmt.Errorf("%s: %w", w.path, err)
+		}
+	}
+	return nil
+}
+
+// Close commits, creates the timestamp index and closes the file.
+func (w *SQLiteWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	var err error
+	if w.inTx > 0 {
+		err = w.exec("COMMIT")
+	}
+	w.insert.Close()
+	if err == nil {
+		err = w.exec("CREATE INDEX timestamp_idx ON messages (timestamp ASC);")
+	}
+	if cerr := w.conn.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,387 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// The HTML report is one file: styles inline, plots as inline SVG drawn by
+// gonum.org/v1/plot, no script and nothing fetched, so it reads offline and
+// can be mailed or attached to an issue. The same page layout serves any
+// timing report (a bag's; an ArduPilot vehicle's logs, which add sections
+// of their own on its clocks): a title, the command's sections, a summary
+// table, one section per stream with its plots, and notes.
+
+var (
+	colBefore = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	colAfter  = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	colOther  = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+)
+
+// svgOf renders a plot as inline SVG markup.
+func svgOf(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+	c := vgsvg.New(w, h)
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", err
+	}
+	s := buf.String()
+	if i := strings.Index(s, "<svg"); i > 0 {
+		s = s[i:] // drop the XML prolog: the SVG is inline
+	}
+	return template.HTML(s), nil //nolint:gosec // our own SVG
+}
+
+// palette colours the series of a section's plots, in order.
+var palette = []color.Color{colAfter, colBefore, colOther,
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
+	color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}, color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}}
+
+// colors returns n colours of the palette.
+func colors(n int) []color.Color {
+	out := make([]color.Color, n)
+	for i := range out {
+		out[i] = palette[i%len(palette)]
+	}
+	return out
+}
+
+// seriesPlot draws min/max envelopes of series against seconds since
+// start: two lines for a series whose slots hold several values, one for a
+// series of single values.
+func seriesPlot(title, xlabel, ylabel string, start int64, series []*Series, names []string, colors []color.Color) (*plot.Plot, bool) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	any := false
+	for i, s := range series {
+		pts := s.Points()
+		if len(pts) == 0 {
+			continue
+		}
+		any = true
+		off := float64(s.Start()-start) / 1e9
+		lo := make(plotter.XYs, len(pts))
+		hi := make(plotter.XYs, len(pts))
+		band := false
+		for k, pt := range pts {
+			x := off + pt.X.Seconds()
+			lo[k], hi[k] = plotter.XY{X: x, Y: pt.Min}, plotter.XY{X: x, Y: pt.Max}
+			band = band || pt.Min != pt.Max
+		}
+		lines := []plotter.XYs{hi, lo}
+		name := names[i] + " (min/max)"
+		if !band {
+			lines, name = lines[:1], names[i]
+		}
+		for j, xy := range lines {
+			l, err := plotter.NewLine(xy)
+			if err != nil {
+				continue
+			}
+			l.Color = colors[i]
+			l.Width = vg.Points(0.7)
+			p.Add(l)
+			if j == 0 {
+				p.Legend.Add(name, l)
+			}
+		}
+	}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	return p, any
+}
+
+// DurationUnit picks the unit for durations spanning span ns (s, ms, µs
+// or ns) and its size in ns: what to divide values by before plotting.
+func DurationUnit(span float64) (float64, string) {
+	switch {
+	case span >= 1e9:
+		return 1e9, "s"
+	case span >= 2e6:
+		return 1e6, "ms"
+	case span >= 2e3:
+		return 1e3, "µs"
+	}
+	return 1, "ns"
+}
+
+// histPlot draws histograms on uniform bins between the 0.5th and 99.5th
+// percentiles of all of them (the rest is counted at the edges).
+func histPlot(title, xlabel string, hs []*Hist, names []string, colors []color.Color) (*plot.Plot, bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, h := range hs {
+		if h.Count() == 0 {
+			continue
+		}
+		q := h.Quantiles(0.005, 0.995)
+		lo, hi = math.Min(lo, float64(q[0])), math.Max(hi, float64(q[1]))
+	}
+	if math.IsInf(lo, 0) {
+		return nil, false
+	}
+	if hi <= lo {
+		hi = lo + 1
+	}
+	scale, unit := DurationUnit(hi - lo)
+	const nb = 60
+	w := (hi - lo) / nb
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel + " (" + unit + ")"
+	p.Y.Label.Text = "share of samples"
+	for i, h := range hs {
+		if h.Count() == 0 {
+			continue
+		}
+		counts := make([]float64, nb)
+		for _, b := range h.bins() {
+			// spread each bucket uniformly over the display bins it covers
+			blo, bhi := b.lo, b.hi
+			if bhi <= blo {
+				bhi = blo + 1e-9
+			}
+			for k := range nb {
+				x0, x1 := lo+float64(k)*w, lo+float64(k+1)*w
+				ov := math.Min(bhi, x1) - math.Max(blo, x0)
+				if ov > 0 {
+					counts[k] += float64(b.n) * ov / (bhi - blo)
+				}
+			}
+			if bhi <= lo {
+				counts[0] += float64(b.n)
+			} else if blo >= hi {
+				counts[nb-1] += float64(b.n)
+			}
+		}
+		bins := make([]plotter.HistogramBin, nb)
+		for k := range nb {
+			bins[k] = plotter.HistogramBin{Min: (lo + float64(k)*w) / scale, Max: (lo + float64(k+1)*w) / scale,
+				Weight: counts[k] / float64(h.Count())}
+		}
+		hp := &plotter.Histogram{Bins: bins, Width: w / scale, LineStyle: plotter.DefaultLineStyle}
+		hp.LineStyle.Color = colors[i]
+		hp.LineStyle.Width = vg.Points(1)
+		p.Add(hp)
+		p.Legend.Add(names[i], hp)
+	}
+	p.Legend.Top = true
+	return p, true
+}
+
+type htmlTopic struct {
+	*TopicReport
+	Short                  string
+	Plots                  []template.HTML
+	Period, JB, JA, Lat    string
+	Clock                  string
+	LatRow                 bool
+	GapRows                []string
+	CorrP99, CorrMax, Rate string
+}
+
+type htmlPage struct {
+	Page
+	R       *Report
+	Topics  []htmlTopic
+	Omitted int // topics drawn without plots (Page.PlotTopics)
+	Blocks  [][]htmlBlock
+	Table   string
+}
+
+// Page is the frame of a report's HTML page. The zero value, with a Title,
+// is the bag report's (WriteHTML); a command that reports on another kind
+// of recording names its own words and adds sections of its own.
+type Page struct {
+	// Title names the recording: the page's <title> and the line under
+	// its heading.
+	Title string
+	// Heading is the page's first heading. It defaults to "timealign bag
+	// report".
+	Heading string
+	// Stamp is what the stamps of the messages are called (the plots'
+	// and tables' words). It defaults to "header stamp".
+	Stamp string
+	// Notes is the paragraph under the summary table that says what its
+	// figures are. It defaults to the bag report's.
+	Notes string
+	// TimeAxis labels the x axis of the plots over time (seconds since
+	// Report.Start). It defaults to "log time since the start of the bag
+	// (s)".
+	TimeAxis string
+	// PlotTopics bounds the topics drawn with plots to the ones with the
+	// most messages (the others have their table only), so that a
+	// recording of a hundred topics makes a page that opens. It defaults
+	// to 0: every topic.
+	PlotTopics int
+	// Sections are shown between the heading and the summary table.
+	Sections []*Section
+}
+
+// WriteHTML writes the report as one self-contained HTML page titled
+// title: the bag report's page.
+func (r *Report) WriteHTML(w io.Writer, title string) error {
+	return r.WritePage(w, Page{Title: title})
+}
+
+// WritePage writes the report as one self-contained HTML page in the
+// frame pg.
+func (r *Report) WritePage(w io.Writer, pg Page) error {
+	if pg.Heading == "" {
+		pg.Heading = "timealign bag report"
+	}
+	if pg.Stamp == "" {
+		pg.Stamp = "header stamp"
+	}
+	if pg.TimeAxis == "" {
+		pg.TimeAxis = "log time since the start of the bag (s)"
+	}
+	hp := htmlPage{Page: pg, R: r}
+	var tbl strings.Builder
+	if err := r.WriteTable(&tbl); err != nil {
+		return err
+	}
+	hp.Table = tbl.String()
+	for _, s := range pg.Sections {
+		bs, err := s.render(int64(r.Start), pg.TimeAxis)
+		if err != nil {
+			return err
+		}
+		hp.Blocks = append(hp.Blocks, bs)
+	}
+	drawn := map[*TopicReport]bool{}
+	if pg.PlotTopics > 0 && pg.PlotTopics < len(r.Topics) {
+		byCount := slices.Clone(r.Topics)
+		sort.SliceStable(byCount, func(i, j int) bool { return byCount[i].Count > byCount[j].Count })
+		for _, t := range byCount[:pg.PlotTopics] {
+			drawn[t] = true
+		}
+		hp.Omitted = len(r.Topics) - pg.PlotTopics
+	}
+	st := pg.Stamp
+	for _, t := range r.Topics {
+		ht := htmlTopic{TopicReport: t, Short: shortType(t.Type), Period: Dur(t.Period),
+			JB: Dur(t.JitterBefore.Std), JA: Dur(t.JitterAfter.Std), Rate: fmt.Sprintf("%.4g", t.RateHz)}
+		ht.Clock = "host clock"
+		if t.DeviceClock {
+			ht.Clock = "device clock"
+		}
+		if t.ClockValid {
+			ht.Clock += fmt.Sprintf(", %+.2f ppm against the log times, offset %s", t.SkewPPM, Dur(t.ClockOffset))
+		}
+		ht.LatRow = t.Stamped > 0 && !t.DeviceClock
+		for _, g := range t.LongestGaps {
+			ht.GapRows = append(ht.GapRows, fmt.Sprintf("%s long at %.3f s (%d missing)", Dur(g.Length), float64(g.At-r.Start)/1e9, g.Missing))
+		}
+		if pl := t.plots; pl != nil && (hp.Omitted == 0 || drawn[t]) {
+			var plots []*plot.Plot
+			if t.Stamped > 0 {
+				if p, ok := seriesPlot("stamp correction: "+st+" − estimate", pg.TimeAxis, "ms", int64(r.Start),
+					[]*Series{&pl.correction}, []string{"correction"}, []color.Color{colBefore}); ok {
+					plots = append(plots, p)
+				}
+			}
+			if p, ok := seriesPlot("inter-arrival: interval between messages", pg.TimeAxis, "ms", int64(r.Start),
+				[]*Series{&pl.arrival, &pl.stampInterval}, []string{"log times", st + "s"}, []color.Color{colOther, colBefore}); ok {
+				plots = append(plots, p)
+			}
+			if p, ok := histPlot("interval jitter", "Δ − k·period", []*Hist{&pl.jitBefore, &pl.jitAfter},
+				[]string{st + "s", "estimates"}, []color.Color{colBefore, colAfter}); ok {
+				plots = append(plots, p)
+			}
+			if ht.LatRow {
+				if p, ok := histPlot("latency: log time − "+st, "latency", []*Hist{&pl.latency},
+					[]string{"latency"}, []color.Color{colOther}); ok {
+					plots = append(plots, p)
+				}
+			}
+			for _, p := range plots {
+				s, err := svgOf(p, 13*vg.Centimeter, 7*vg.Centimeter)
+				if err != nil {
+					return err
+				}
+				ht.Plots = append(ht.Plots, s)
+			}
+		}
+		hp.Topics = append(hp.Topics, ht)
+	}
+	return pageTmpl.Execute(w, hp)
+}
+
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"dur": Dur,
+	"sec": func(t interface{ Seconds() float64 }) string { return fmt.Sprintf("%.6g", t.Seconds()) },
+	"durs": func(ds []time.Duration) string {
+		return secs(ds)
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>timealign report: {{.Title}}</title>
+<style>
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+h1{font-size:1.4em} h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.5em 0} td,th{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
+th{background:#f5f5f5} td.n{text-align:right;font-variant-numeric:tabular-nums}
+caption{text-align:left;color:#777;padding-bottom:.2em}
+tr.good td:first-child{border-left:4px solid #2ca02c} tr.warn td:first-child{border-left:4px solid #e0a000} tr.bad td:first-child{border-left:4px solid #d62728}
+p.note{padding:.4em .8em;background:#f5f5f5} p.note.good{background:#e8f5e9} p.note.warn{background:#fdf4dc} p.note.bad{background:#fbe5e3}
+pre{background:#f8f8f8;padding:.8em;overflow-x:auto;font-size:.85em}
+.plots{display:flex;flex-wrap:wrap;gap:1em} .plots svg{border:1px solid #eee}
+figure{margin:0} figcaption{color:#777;font-size:.85em;max-width:13cm}
+.muted{color:#777}
+</style></head><body>
+<h1>{{.Heading}}</h1>
+<p>{{.Title}}: {{.R.Messages}} messages on {{len .R.Topics}} topics.</p>
+{{range $i, $s := .Sections}}<h2>{{$s.Title}}</h2>
+{{range index $.Blocks $i}}{{template "block" .}}{{end}}{{end}}
+<h2>Summary</h2>
+<pre>{{.Table}}</pre>
+{{if .Notes}}<p class="muted">{{.Notes}}</p>{{else}}<p class="muted">Interval jitter is Δ − k·period between consecutive stamps (√2 × the stamps' own jitter when it is independent);
+"before" is measured on the header stamps, "after" on the estimator's stamps (what <code>timealign bag fix</code> writes with the timestamp_estimator).
+The correction is header stamp − estimate; the latency is log time − header stamp.</p>{{end}}
+{{if .Omitted}}<p class="muted">Plots are drawn for the {{.PlotTopics}} topics with the most messages; the other {{.Omitted}} have their figures only.</p>{{end}}
+{{range .Topics}}
+<h2>{{.Name}} <span class="muted">{{.Type}}</span></h2>
+<table>
+<tr><th>messages</th><td class="n">{{.Count}}</td><th>rate</th><td class="n">{{.Rate}} Hz</td><th>period</th><td class="n">{{.Period}}</td></tr>
+{{if .Stamped}}<tr><th>jitter std before</th><td class="n">{{.JB}}</td><th>after</th><td class="n">{{.JA}}</td><th>correction p50 / p99 / max</th><td class="n">{{dur .Correction.P50}} / {{dur .Correction.P99}} / {{dur .Correction.Max}}</td></tr>
+{{if .LatRow}}<tr><th>latency p1 / p50 / p99</th><td class="n" colspan="3">{{dur .Latency.P1}} / {{dur .Latency.P50}} / {{dur .Latency.P99}}</td><th>max</th><td class="n">{{dur .Latency.Max}}</td></tr>{{end}}
+<tr><th>gaps (missing)</th><td class="n">{{.Gaps}} ({{.Missing}})</td><th>estimated losses</th><td class="n">{{.EstimatedLosses}}</td><th>duplicates / back</th><td class="n">{{.Duplicates}} / {{.Backward}}</td></tr>
+<tr><th>clock</th><td colspan="5">{{.Clock}}</td></tr>
+{{if .GapRows}}<tr><th>longest gaps</th><td colspan="5">{{range .GapRows}}{{.}}<br>{{end}}</td></tr>{{end}}
+{{else}}<tr><td colspan="6" class="muted">{{if .HeaderFirst}}{{.Malformed}} messages did not parse as Header-first{{else}}no {{$.Stamp}} (type source: {{.DefSource}}){{end}}</td></tr>{{end}}
+</table>
+{{if .Plots}}<div class="plots">{{range .Plots}}{{.}}{{end}}</div>{{end}}
+{{end}}
+{{with .R.Sync}}<h2>ApproximateTime</h2>
+{{if .Skipped}}<p>Not analysed: {{.Skipped}}</p>{{else}}
+<p>On {{range $i, $t := .Topics}}{{if $i}}, {{end}}{{$t}}{{end}}: {{.Sets}} sets; spread p50 {{dur .Spread.P50}}, p99 {{dur .Spread.P99}}, max {{dur .Spread.Max}}.</p>
+<p>Suggested synchronizer parameters: <code>queue_size: {{.Suggested.QueueSize}}</code>, <code>max_interval_sec: {{sec .Suggested.MaxInterval}}</code>,
+<code>age_penalty: {{.Suggested.AgePenalty}}</code>, <code>lower_bounds_sec: [{{durs .Suggested.LowerBounds}}]</code></p>
+<ul>{{range .Suggested.Why}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
+<p class="muted">Written by timealign. Everything is in this file; it needs no network.</p>
+</body></html>
+{{define "block"}}{{if .Table}}{{with .Table}}<table>{{with .Caption}}<caption>{{.}}</caption>{{end}}
+<tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr{{with .Class}} class="{{.}}"{{end}}>{{range .Cells}}<td{{if .Num}} class="n"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}{{else if .Plots}}<div class="plots">{{range .Plots}}<figure>{{.SVG}}{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}</figure>{{end}}</div>
+{{else}}<p{{with .Class}} class="{{.}}"{{end}}>{{.Text}}</p>
+{{end}}{{end}}`))

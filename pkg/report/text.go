@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Dur formats a duration for people: three significant digits in the unit
+// that fits ("1.23ms", "45.6µs", "-2.00s", "0").
+func Dur(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	a := math.Abs(float64(d))
+	var v float64
+	var unit string
+	switch {
+	case a >= float64(time.Second):
+		v, unit = float64(d)/1e9, "s"
+	case a >= float64(time.Millisecond):
+		v, unit = float64(d)/1e6, "ms"
+	case a >= float64(time.Microsecond):
+		v, unit = float64(d)/1e3, "µs"
+	default:
+		return fmt.Sprintf("%dns", int64(d))
+	}
+	switch av := math.Abs(v); {
+	case av >= 100:
+		return fmt.Sprintf("%.0f%s", v, unit)
+	case av >= 10:
+		return fmt.Sprintf("%.1f%s", v, unit)
+	}
+	return fmt.Sprintf("%.2f%s", v, unit)
+}
+
+// shortType drops the package and "msg" of a type: "sensor_msgs/msg/Imu"
+// -> "Imu".
+func shortType(t string) string {
+	if i := strings.LastIndexByte(t, '/'); i >= 0 {
+		return t[i+1:]
+	}
+	return t
+}
+
+// WriteTable writes the concise terminal report: one row per topic, then
+// the offsets between streams and the ApproximateTime analysis.
+func (r *Report) WriteTable(w io.Writer) error {
+	var tb strings.Builder
+	tw := tabwriter.NewWriter(&tb, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "topic\ttype\tmsgs\trate\tperiod\tjitter std\tjitter p99\tlatency p50 / p99\tgaps (missing)\tdup\tback\tclock")
+	fmt.Fprintln(tw, "\t\t\t\t\tbefore → after\tbefore → after\t\t\t\t\t")
+	var notes []string
+	for _, t := range r.Topics {
+		rate := "-"
+		if t.RateHz > 0 {
+			rate = fmt.Sprintf("%.4g Hz", t.RateHz)
+		}
+		if t.Stamped == 0 {
+			why := "no header stamp"
+			if t.HeaderFirst && t.Malformed > 0 {
+				why = fmt.Sprintf("%d malformed", t.Malformed)
+			} else if !t.HeaderFirst && t.DefSource == "unknown" {
+				why = "type unknown"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t\t(%s)\t\t\t\t\t\t\n", t.Name, shortType(t.Type), t.Count, rate, why)
+			continue
+		}
+		clock := "host"
+		lat := Dur(t.Latency.P50) + " / " + Dur(t.Latency.P99)
+		if t.DeviceClock {
+			lat = "-"
+			clock = "device"
+			if t.ClockValid {
+				clock = fmt.Sprintf("device %+.1f ppm, offset %s", t.SkewPPM, Dur(t.ClockOffset))
+			}
+		} else if t.ClockValid && math.Abs(t.SkewPPM) >= 1 {
+			clock = fmt.Sprintf("host %+.1f ppm", t.SkewPPM)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s → %s\t%s → %s\t%s\t%d (%d)\t%d\t%d\t%s\n",
+			t.Name, shortType(t.Type), t.Count, rate, Dur(t.Period),
+			Dur(t.JitterBefore.Std), Dur(t.JitterAfter.Std), Dur(absMax(t.JitterBefore)), Dur(absMax(t.JitterAfter)),
+			lat, t.Gaps, t.Missing, t.Duplicates, t.Backward, clock)
+		if t.Malformed > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d messages of a Header-first type did not parse (skipped)", t.Name, t.Malformed))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(tb.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	if len(r.Offsets) > 0 {
+		fmt.Fprintln(w, "\noffsets between host-stamped streams (B's stamps minus A's for simultaneous events, from median latencies):")
+		for _, o := range r.Offsets {
+			fmt.Fprintf(w, "  %s → %s: %s\n", o.A, o.B, Dur(o.Offset))
+		}
+	}
+	if s := r.Sync; s != nil {
+		fmt.Fprintf(w, "\nApproximateTime on %s:", strings.Join(s.Topics, ", "))
+		if s.Skipped != "" {
+			fmt.Fprintf(w, " not analysed: %s\n", s.Skipped)
+			return nil
+		}
+		fmt.Fprintf(w, " %d sets, spread p50 %s, p99 %s, max %s\n", s.Sets, Dur(s.Spread.P50), Dur(s.Spread.P99), Dur(s.Spread.Max))
+		for i, name := range s.Topics {
+			var parts []string
+			for reason, n := range s.Drops[name] {
+				parts = append(parts, fmt.Sprintf("%d %s", n, reason))
+			}
+			drops := "none dropped"
+			if len(parts) > 0 {
+				drops = "dropped " + strings.Join(sortStrings(parts), ", ")
+			}
+			fmt.Fprintf(w, "  %s: %d messages, %s\n", name, s.Messages[i], drops)
+		}
+		sg := s.Suggested
+		fmt.Fprintf(w, "suggested synchronizer parameters: queue_size: %d, max_interval_sec: %.6g, age_penalty: %g, lower_bounds_sec: [%s]\n",
+			sg.QueueSize, sg.MaxInterval.Seconds(), sg.AgePenalty, secs(sg.LowerBounds))
+	}
+	return nil
+}
+
+// absMax is the larger of |p1| and |p99|: the 98 % band of the jitter.
+func absMax(s Summary) time.Duration {
+	a, b := s.P1, s.P99
+	if a < 0 {
+		a = -a
+	}
+	if b < 0 {
+		b = -b
+	}
+	return max(a, b)
+}
+
+func secs(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.6g", d.Seconds())
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortStrings(s []string) []string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}

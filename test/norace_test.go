@@ -1,0 +1,5 @@
+//go:build ros2 && timealign_interfaces && !race
+
+package test
+
+const raceNodes = false
