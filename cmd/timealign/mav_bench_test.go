@@ -10,7 +10,8 @@ import (
 
 // BenchmarkMavMerge merges a 10-minute flight whose BIN has 30 IMU records
 // per telemetry period (10 MB) into MCAP or CSV, in-process, files on disk:
-// MB/s of BIN input (the target is 100) and MB of BIN per CPU second.
+// MB/s of BIN input (the target is 100) and MB of BIN per CPU second;
+// mcap-lz4-report adds --report (the Analyzer over every merged message).
 func BenchmarkMavMerge(b *testing.B) {
 	dir := b.TempDir()
 	tlog, bins, _ := mavFiles(b, dir, mavtest.Scenario{Seed: 3, GPS: true, BinExtra: 30})
@@ -18,13 +19,20 @@ func BenchmarkMavMerge(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, c := range []struct{ name, out, compression string }{
-		{"mcap-zstd", "m.mcap", "zstd"}, {"mcap-lz4", "m.mcap", "lz4"}, {"mcap-none", "m.mcap", "none"}, {"csv", "m.csv", ""},
+	for _, c := range []struct {
+		name, out, compression string
+		report                 bool
+	}{
+		{"mcap-zstd", "m.mcap", "zstd", false}, {"mcap-lz4", "m.mcap", "lz4", false}, {"mcap-none", "m.mcap", "none", false},
+		{"csv", "m.csv", "", false}, {"mcap-lz4-report", "m.mcap", "lz4", true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			args := []string{"mav", "merge", tlog, bins[0], "--out", filepath.Join(dir, c.out)}
 			if c.compression != "" {
 				args = append(args, "--compression", c.compression)
+			}
+			if c.report {
+				args = append(args, "--report", filepath.Join(dir, "r.html"))
 			}
 			b.SetBytes(fi.Size())
 			b.ReportAllocs()
