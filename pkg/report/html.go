@@ -290,7 +290,9 @@ func (r *Report) WritePage(w io.Writer, pg Page) error {
 		for _, g := range t.LongestGaps {
 			ht.GapRows = append(ht.GapRows, fmt.Sprintf("%s long at %.3f s (%d missing)", Dur(g.Length), float64(g.At-r.Start)/1e9, g.Missing))
 		}
-		if pl := t.plots; pl != nil && (hp.Omitted == 0 || drawn[t]) {
+		// A topic whose messages all came at one time has nothing to
+		// plot over time (the table says all).
+		if pl := t.plots; pl != nil && t.Last > t.First && (hp.Omitted == 0 || drawn[t]) {
 			var plots []*plot.Plot
 			if t.Stamped > 0 {
 				if p, ok := seriesPlot("stamp correction: "+st+" − estimate", pg.TimeAxis, "ms", int64(r.Start),
@@ -306,7 +308,7 @@ func (r *Report) WritePage(w io.Writer, pg Page) error {
 				[]string{st + "s", "estimates"}, []color.Color{colBefore, colAfter}); ok {
 				plots = append(plots, p)
 			}
-			if ht.LatRow {
+			if ht.LatRow && t.Latency.Max > t.Latency.Min { // one value: no histogram
 				if p, ok := histPlot("latency: log time − "+st, "latency", []*Hist{&pl.latency},
 					[]string{"latency"}, []color.Color{colOther}); ok {
 					plots = append(plots, p)

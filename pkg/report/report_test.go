@@ -204,8 +204,9 @@ func TestWritePage(t *testing.T) {
 	require.NotContains(t, out, "ApproximateTime")
 	require.Contains(t, out, "the other 1 have their figures only")
 	// The section's two plots with data share a row; /fast has its plots
-	// (correction, inter-arrival, jitter, latency), /slow none.
-	require.Equal(t, 2+4, strings.Count(out, "<svg"))
+	// (correction, inter-arrival, jitter; no latency histogram: it is
+	// always 0), /slow none.
+	require.Equal(t, 2+3, strings.Count(out, "<svg"))
 	require.Equal(t, 1, strings.Count(out, "latency (min/max)"), "a band where slots hold several values")
 	require.Contains(t, out, ">flat<", "one line where they hold one")
 	require.NotContains(t, out, "flat (min/max)")
@@ -221,7 +222,7 @@ func TestWritePage(t *testing.T) {
 	require.Contains(t, bag.String(), "<h1>timealign bag report</h1>")
 	require.Contains(t, bag.String(), "stamp correction: header stamp − estimate")
 	require.Contains(t, bag.String(), "log time since the start of the bag (s)")
-	require.Equal(t, 8, strings.Count(bag.String(), "<svg"))
+	require.Equal(t, 3+4, strings.Count(bag.String(), "<svg"))
 }
 
 func TestNumeric(t *testing.T) {
@@ -229,4 +230,20 @@ func TestNumeric(t *testing.T) {
 		"": false, "n/a": false, "—": false, "-": false, "tlog": false, " 7": true} {
 		require.Equal(t, want, numeric(s), "%q", s)
 	}
+}
+
+// TestNoPlotsAtOneTime: a topic whose messages all came at one time (the
+// unit records at the start of a dataflash log) gets its table, no plots.
+func TestNoPlotsAtOneTime(t *testing.T) {
+	a, err := New(DefaultConfig())
+	require.NoError(t, err)
+	require.NoError(t, a.AddTopic(0, "/units", "dataflash/UNIT", true, "FMT"))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	for range 8 {
+		a.Add(0, t0, t0, true, false, 10)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, a.Report().WriteHTML(&buf, "burst"))
+	require.Contains(t, buf.String(), "<h2>/units")
+	require.NotContains(t, buf.String(), "<svg")
 }
