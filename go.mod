@@ -3,10 +3,12 @@ module github.com/timealign/timealign
 go 1.25.0
 
 require (
+	github.com/bluenviron/gomavlib/v3 v3.3.0
 	github.com/foxglove/mcap/go/mcap v1.9.0
 	github.com/klauspost/compress v1.16.7
+	github.com/pierrec/lz4/v4 v4.1.22
 	github.com/schollz/progressbar/v3 v3.19.1
-	github.com/stretchr/testify v1.10.0
+	github.com/stretchr/testify v1.11.1
 	github.com/tiiuae/rclgo v0.0.0-20240131135202-56b24e11219b
 	golang.org/x/term v0.44.0
 	gonum.org/v1/gonum v0.16.0
@@ -43,7 +45,6 @@ require (
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/pelletier/go-toml/v2 v2.0.8 // indirect
-	github.com/pierrec/lz4/v4 v4.1.22 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect

@@ -34,6 +34,7 @@ func demoSections() []demoSection {
 		{"Device clocks: ticks to host time (pll)", demoPLL},
 		{"Matching topics: message_filters policies (sync)", demoSync},
 		{"Time order: Rock's stream aligner (align)", demoAlign},
+		{"ArduPilot logs: the boot clock on the tlog's clock (mav)", demoMav},
 	}
 }
 

@@ -162,6 +162,7 @@ type files struct {
 	name    string // the input's name, for messages
 	closeIn func()
 	outs    []*outFile
+	ins     []*inFile // openInputs
 }
 
 // fileID is what makes two paths the same file.
@@ -255,25 +256,91 @@ func openFiles(e *env, fset *flag.FlagSet, outs ...outSpec) (*files, error) {
 			fmt.Fprintf(e.stderr, "timealign: reading CSV from the terminal (standard input); end it with Ctrl-D, or give an input file\n")
 		}
 	}
-	if err := f.create(outs, inID, haveIn); err != nil {
+	var ins []namedID
+	if haveIn {
+		ins = append(ins, namedID{inID, f.name})
+	}
+	if err := f.create(outs, ins); err != nil {
 		f.closeIn()
 		return nil, err
 	}
 	return f, nil
 }
 
-// openOutputs creates the outputs of a command without input (simulate,
-// demo).
-func openOutputs(e *env, outs ...outSpec) (*files, error) {
+// inFile is one of several input files (openInputs).
+type inFile struct {
+	name string
+	f    *os.File
+	size int64
+}
+
+// namedID is an input file's identity and name, for messages.
+type namedID struct {
+	id   fileID
+	name string
+}
+
+// openInputs opens several input files, all named on the command line
+// (commands that read their inputs more than once, by seeking), and
+// creates the outputs; an output that is any of the inputs is refused.
+// Read input i with f.input(i).
+func openInputs(e *env, paths []string, outs ...outSpec) (*files, error) {
 	f := &files{e: e, closeIn: func() {}}
-	if err := f.create(outs, fileID{}, false); err != nil {
+	var ids []namedID
+	for _, p := range paths {
+		if isStdio(p) {
+			f.closeIn()
+			return nil, usagef("the logs must be files (they are read twice), not standard input")
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			f.closeIn()
+			return nil, fmt.Errorf("%s is a directory, not a log file", p)
+		}
+		file, err := os.Open(p)
+		if err != nil {
+			f.closeIn()
+			return nil, err
+		}
+		fi, err := file.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			file.Close()
+			f.closeIn()
+			return nil, fmt.Errorf("%s is not a regular file (the logs are read twice)", p)
+		}
+		f.ins = append(f.ins, &inFile{name: p, f: file, size: fi.Size()})
+		ids = append(ids, namedID{idOf(p), p})
+		prev := f.closeIn
+		f.closeIn = gosync.OnceFunc(func() { prev(); file.Close() })
+	}
+	if err := f.create(outs, ids); err != nil {
+		f.closeIn()
 		return nil, err
 	}
 	return f, nil
 }
 
-func (f *files) create(outs []outSpec, inID fileID, haveIn bool) error {
-	if err := checkOutputs(outs, inID, haveIn, f.name); err != nil {
+// input returns input i read from its start, ending with the command's
+// context.
+func (f *files) input(i int) (io.Reader, error) {
+	in := f.ins[i]
+	if _, err := in.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%s: %w", in.name, err)
+	}
+	return &ctxReader{ctx: f.e.ctx, r: in.f}, nil
+}
+
+// openOutputs creates the outputs of a command without input (simulate,
+// demo).
+func openOutputs(e *env, outs ...outSpec) (*files, error) {
+	f := &files{e: e, closeIn: func() {}}
+	if err := f.create(outs, nil); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *files) create(outs []outSpec, ins []namedID) error {
+	if err := checkOutputs(outs, ins); err != nil {
 		return err
 	}
 	for i, o := range outs {
@@ -291,8 +358,8 @@ func (f *files) create(outs []outSpec, inID fileID, haveIn bool) error {
 	return nil
 }
 
-// checkOutputs refuses an output that is the input or another output.
-func checkOutputs(outs []outSpec, in fileID, haveIn bool, inName string) error {
+// checkOutputs refuses an output that is an input or another output.
+func checkOutputs(outs []outSpec, ins []namedID) error {
 	ids := make([]fileID, len(outs))
 	stdout := ""
 	for i, o := range outs {
@@ -310,8 +377,10 @@ func checkOutputs(outs []outSpec, in fileID, haveIn bool, inName string) error {
 		if fi, err := os.Stat(o.path); err == nil && fi.IsDir() {
 			return usagef("%s %s is a directory", o.flag, o.path)
 		}
-		if haveIn && in.same(ids[i]) {
-			return usagef("%s %s is the input file %s: writing it would destroy the input; write to another file", o.flag, o.path, inName)
+		for _, in := range ins {
+			if in.id.same(ids[i]) {
+				return usagef("%s %s is the input file %s: writing it would destroy the input; write to another file", o.flag, o.path, in.name)
+			}
 		}
 		for j := range i {
 			if isStdio(outs[j].path) || outs[j].path == "" {

@@ -64,6 +64,7 @@ func commands() []command {
 		{"align", "replay N streams in time order, Rock StreamAligner (pkg/sync)", runAlign},
 		{"simulate", "write simulated sensor streams with ground truth as CSV or a bag (pkg/sim)", runSimulate},
 		{"bag", "rosbag2 bags: info, report (timing analysis), fix (rewrite stamps)", runBag},
+		{"mav", "ArduPilot logs: align a tlog with dataflash BIN logs, merge them (pkg/mav)", runMav},
 		{"version", "print the version", runVersion},
 	}
 }

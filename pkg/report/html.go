@@ -7,6 +7,8 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -20,8 +22,9 @@ import (
 // The HTML report is one file: styles inline, plots as inline SVG drawn by
 // gonum.org/v1/plot, no script and nothing fetched, so it reads offline and
 // can be mailed or attached to an issue. The same page layout serves any
-// timing report (the bag report now; other recordings later): a title, a
-// summary table, one section per stream with its plots, and notes.
+// timing report (a bag's; an ArduPilot vehicle's logs, which add sections
+// of their own on its clocks): a title, the command's sections, a summary
+// table, one section per stream with its plots, and notes.
 
 var (
 	colBefore = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
@@ -44,11 +47,28 @@ func svgOf(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 	return template.HTML(s), nil //nolint:gosec // our own SVG
 }
 
-// seriesPlot draws min/max envelopes of series against seconds since start.
-func seriesPlot(title, ylabel string, start int64, series []*Series, names []string, colors []color.Color) (*plot.Plot, bool) {
+// palette colours the series of a section's plots, in order.
+var palette = []color.Color{colAfter, colBefore, colOther,
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
+	color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}, color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}}
+
+// colors returns n colours of the palette.
+func colors(n int) []color.Color {
+	out := make([]color.Color, n)
+	for i := range out {
+		out[i] = palette[i%len(palette)]
+	}
+	return out
+}
+
+// seriesPlot draws min/max envelopes of series against seconds since
+// start: two lines for a series whose slots hold several values, one for a
+// series of single values.
+func seriesPlot(title, xlabel, ylabel string, start int64, series []*Series, names []string, colors []color.Color) (*plot.Plot, bool) {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "log time since the start of the bag (s)"
+	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
 	any := false
 	for i, s := range series {
@@ -60,11 +80,18 @@ func seriesPlot(title, ylabel string, start int64, series []*Series, names []str
 		off := float64(s.Start()-start) / 1e9
 		lo := make(plotter.XYs, len(pts))
 		hi := make(plotter.XYs, len(pts))
+		band := false
 		for k, pt := range pts {
 			x := off + pt.X.Seconds()
 			lo[k], hi[k] = plotter.XY{X: x, Y: pt.Min}, plotter.XY{X: x, Y: pt.Max}
+			band = band || pt.Min != pt.Max
 		}
-		for j, xy := range []plotter.XYs{hi, lo} {
+		lines := []plotter.XYs{hi, lo}
+		name := names[i] + " (min/max)"
+		if !band {
+			lines, name = lines[:1], names[i]
+		}
+		for j, xy := range lines {
 			l, err := plotter.NewLine(xy)
 			if err != nil {
 				continue
@@ -73,7 +100,7 @@ func seriesPlot(title, ylabel string, start int64, series []*Series, names []str
 			l.Width = vg.Points(0.7)
 			p.Add(l)
 			if j == 0 {
-				p.Legend.Add(names[i]+" (min/max)", l)
+				p.Legend.Add(name, l)
 			}
 		}
 	}
@@ -82,8 +109,9 @@ func seriesPlot(title, ylabel string, start int64, series []*Series, names []str
 	return p, any
 }
 
-// unitOf picks ms or µs for a range of durations.
-func unitOf(span float64) (float64, string) {
+// DurationUnit picks the unit for durations spanning span ns (s, ms, µs
+// or ns) and its size in ns: what to divide values by before plotting.
+func DurationUnit(span float64) (float64, string) {
 	switch {
 	case span >= 1e9:
 		return 1e9, "s"
@@ -112,7 +140,7 @@ func histPlot(title, xlabel string, hs []*Hist, names []string, colors []color.C
 	if hi <= lo {
 		hi = lo + 1
 	}
-	scale, unit := unitOf(hi - lo)
+	scale, unit := DurationUnit(hi - lo)
 	const nb = 60
 	w := (hi - lo) / nb
 	p := plot.New()
@@ -170,24 +198,84 @@ type htmlTopic struct {
 }
 
 type htmlPage struct {
-	Title, Generated string
-	R                *Report
-	Topics           []htmlTopic
-	Offsets          []string
-	Sync             []string
-	Suggest          []string
-	Table            string
+	Page
+	R       *Report
+	Topics  []htmlTopic
+	Omitted int // topics drawn without plots (Page.PlotTopics)
+	Blocks  [][]htmlBlock
+	Table   string
+}
+
+// Page is the frame of a report's HTML page. The zero value, with a Title,
+// is the bag report's (WriteHTML); a command that reports on another kind
+// of recording names its own words and adds sections of its own.
+type Page struct {
+	// Title names the recording: the page's <title> and the line under
+	// its heading.
+	Title string
+	// Heading is the page's first heading. It defaults to "timealign bag
+	// report".
+	Heading string
+	// Stamp is what the stamps of the messages are called (the plots'
+	// and tables' words). It defaults to "header stamp".
+	Stamp string
+	// Notes is the paragraph under the summary table that says what its
+	// figures are. It defaults to the bag report's.
+	Notes string
+	// TimeAxis labels the x axis of the plots over time (seconds since
+	// Report.Start). It defaults to "log time since the start of the bag
+	// (s)".
+	TimeAxis string
+	// PlotTopics bounds the topics drawn with plots to the ones with the
+	// most messages (the others have their table only), so that a
+	// recording of a hundred topics makes a page that opens. It defaults
+	// to 0: every topic.
+	PlotTopics int
+	// Sections are shown between the heading and the summary table.
+	Sections []*Section
 }
 
 // WriteHTML writes the report as one self-contained HTML page titled
-// title.
+// title: the bag report's page.
 func (r *Report) WriteHTML(w io.Writer, title string) error {
-	pg := htmlPage{Title: title, R: r}
+	return r.WritePage(w, Page{Title: title})
+}
+
+// WritePage writes the report as one self-contained HTML page in the
+// frame pg.
+func (r *Report) WritePage(w io.Writer, pg Page) error {
+	if pg.Heading == "" {
+		pg.Heading = "timealign bag report"
+	}
+	if pg.Stamp == "" {
+		pg.Stamp = "header stamp"
+	}
+	if pg.TimeAxis == "" {
+		pg.TimeAxis = "log time since the start of the bag (s)"
+	}
+	hp := htmlPage{Page: pg, R: r}
 	var tbl strings.Builder
 	if err := r.WriteTable(&tbl); err != nil {
 		return err
 	}
-	pg.Table = tbl.String()
+	hp.Table = tbl.String()
+	for _, s := range pg.Sections {
+		bs, err := s.render(int64(r.Start), pg.TimeAxis)
+		if err != nil {
+			return err
+		}
+		hp.Blocks = append(hp.Blocks, bs)
+	}
+	drawn := map[*TopicReport]bool{}
+	if pg.PlotTopics > 0 && pg.PlotTopics < len(r.Topics) {
+		byCount := slices.Clone(r.Topics)
+		sort.SliceStable(byCount, func(i, j int) bool { return byCount[i].Count > byCount[j].Count })
+		for _, t := range byCount[:pg.PlotTopics] {
+			drawn[t] = true
+		}
+		hp.Omitted = len(r.Topics) - pg.PlotTopics
+	}
+	st := pg.Stamp
 	for _, t := range r.Topics {
 		ht := htmlTopic{TopicReport: t, Short: shortType(t.Type), Period: Dur(t.Period),
 			JB: Dur(t.JitterBefore.Std), JA: Dur(t.JitterAfter.Std), Rate: fmt.Sprintf("%.4g", t.RateHz)}
@@ -202,24 +290,26 @@ func (r *Report) WriteHTML(w io.Writer, title string) error {
 		for _, g := range t.LongestGaps {
 			ht.GapRows = append(ht.GapRows, fmt.Sprintf("%s long at %.3f s (%d missing)", Dur(g.Length), float64(g.At-r.Start)/1e9, g.Missing))
 		}
-		if pl := t.plots; pl != nil {
+		// A topic whose messages all came at one time has nothing to
+		// plot over time (the table says all).
+		if pl := t.plots; pl != nil && t.Last > t.First && (hp.Omitted == 0 || drawn[t]) {
 			var plots []*plot.Plot
 			if t.Stamped > 0 {
-				if p, ok := seriesPlot("stamp correction: header stamp − estimate", "ms", int64(r.Start),
+				if p, ok := seriesPlot("stamp correction: "+st+" − estimate", pg.TimeAxis, "ms", int64(r.Start),
 					[]*Series{&pl.correction}, []string{"correction"}, []color.Color{colBefore}); ok {
 					plots = append(plots, p)
 				}
 			}
-			if p, ok := seriesPlot("inter-arrival: interval between messages", "ms", int64(r.Start),
-				[]*Series{&pl.arrival, &pl.stampInterval}, []string{"log times", "header stamps"}, []color.Color{colOther, colBefore}); ok {
+			if p, ok := seriesPlot("inter-arrival: interval between messages", pg.TimeAxis, "ms", int64(r.Start),
+				[]*Series{&pl.arrival, &pl.stampInterval}, []string{"log times", st + "s"}, []color.Color{colOther, colBefore}); ok {
 				plots = append(plots, p)
 			}
 			if p, ok := histPlot("interval jitter", "Δ − k·period", []*Hist{&pl.jitBefore, &pl.jitAfter},
-				[]string{"header stamps", "estimates"}, []color.Color{colBefore, colAfter}); ok {
+				[]string{st + "s", "estimates"}, []color.Color{colBefore, colAfter}); ok {
 				plots = append(plots, p)
 			}
-			if ht.LatRow {
-				if p, ok := histPlot("latency: log time − header stamp", "latency", []*Hist{&pl.latency},
+			if ht.LatRow && t.Latency.Max > t.Latency.Min { // one value: no histogram
+				if p, ok := histPlot("latency: log time − "+st, "latency", []*Hist{&pl.latency},
 					[]string{"latency"}, []color.Color{colOther}); ok {
 					plots = append(plots, p)
 				}
@@ -232,9 +322,9 @@ func (r *Report) WriteHTML(w io.Writer, title string) error {
 				ht.Plots = append(ht.Plots, s)
 			}
 		}
-		pg.Topics = append(pg.Topics, ht)
+		hp.Topics = append(hp.Topics, ht)
 	}
-	return pageTmpl.Execute(w, pg)
+	return pageTmpl.Execute(w, hp)
 }
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
@@ -251,17 +341,24 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em
 h1{font-size:1.4em} h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0} td,th{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
 th{background:#f5f5f5} td.n{text-align:right;font-variant-numeric:tabular-nums}
+caption{text-align:left;color:#777;padding-bottom:.2em}
+tr.good td:first-child{border-left:4px solid #2ca02c} tr.warn td:first-child{border-left:4px solid #e0a000} tr.bad td:first-child{border-left:4px solid #d62728}
+p.note{padding:.4em .8em;background:#f5f5f5} p.note.good{background:#e8f5e9} p.note.warn{background:#fdf4dc} p.note.bad{background:#fbe5e3}
 pre{background:#f8f8f8;padding:.8em;overflow-x:auto;font-size:.85em}
 .plots{display:flex;flex-wrap:wrap;gap:1em} .plots svg{border:1px solid #eee}
+figure{margin:0} figcaption{color:#777;font-size:.85em;max-width:13cm}
 .muted{color:#777}
 </style></head><body>
-<h1>timealign bag report</h1>
+<h1>{{.Heading}}</h1>
 <p>{{.Title}}: {{.R.Messages}} messages on {{len .R.Topics}} topics.</p>
+{{range $i, $s := .Sections}}<h2>{{$s.Title}}</h2>
+{{range index $.Blocks $i}}{{template "block" .}}{{end}}{{end}}
 <h2>Summary</h2>
 <pre>{{.Table}}</pre>
-<p class="muted">Interval jitter is Δ − k·period between consecutive stamps (√2 × the stamps' own jitter when it is independent);
+{{if .Notes}}<p class="muted">{{.Notes}}</p>{{else}}<p class="muted">Interval jitter is Δ − k·period between consecutive stamps (√2 × the stamps' own jitter when it is independent);
 "before" is measured on the header stamps, "after" on the estimator's stamps (what <code>timealign bag fix</code> writes with the timestamp_estimator).
-The correction is header stamp − estimate; the latency is log time − header stamp.</p>
+The correction is header stamp − estimate; the latency is log time − header stamp.</p>{{end}}
+{{if .Omitted}}<p class="muted">Plots are drawn for the {{.PlotTopics}} topics with the most messages; the other {{.Omitted}} have their figures only.</p>{{end}}
 {{range .Topics}}
 <h2>{{.Name}} <span class="muted">{{.Type}}</span></h2>
 <table>
@@ -271,9 +368,9 @@ The correction is header stamp − estimate; the latency is log time − header 
 <tr><th>gaps (missing)</th><td class="n">{{.Gaps}} ({{.Missing}})</td><th>estimated losses</th><td class="n">{{.EstimatedLosses}}</td><th>duplicates / back</th><td class="n">{{.Duplicates}} / {{.Backward}}</td></tr>
 <tr><th>clock</th><td colspan="5">{{.Clock}}</td></tr>
 {{if .GapRows}}<tr><th>longest gaps</th><td colspan="5">{{range .GapRows}}{{.}}<br>{{end}}</td></tr>{{end}}
-{{else}}<tr><td colspan="6" class="muted">{{if .HeaderFirst}}{{.Malformed}} messages did not parse as Header-first{{else}}no header stamp (type source: {{.DefSource}}){{end}}</td></tr>{{end}}
+{{else}}<tr><td colspan="6" class="muted">{{if .HeaderFirst}}{{.Malformed}} messages did not parse as Header-first{{else}}no {{$.Stamp}} (type source: {{.DefSource}}){{end}}</td></tr>{{end}}
 </table>
-<div class="plots">{{range .Plots}}{{.}}{{end}}</div>
+{{if .Plots}}<div class="plots">{{range .Plots}}{{.}}{{end}}</div>{{end}}
 {{end}}
 {{with .R.Sync}}<h2>ApproximateTime</h2>
 {{if .Skipped}}<p>Not analysed: {{.Skipped}}</p>{{else}}
@@ -283,4 +380,10 @@ The correction is header stamp − estimate; the latency is log time − header 
 <ul>{{range .Suggested.Why}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
 <p class="muted">Written by timealign. Everything is in this file; it needs no network.</p>
 </body></html>
-`))
+{{define "block"}}{{if .Table}}{{with .Table}}<table>{{with .Caption}}<caption>{{.}}</caption>{{end}}
+<tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr{{with .Class}} class="{{.}}"{{end}}>{{range .Cells}}<td{{if .Num}} class="n"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}{{else if .Plots}}<div class="plots">{{range .Plots}}<figure>{{.SVG}}{{with .Caption}}<figcaption>{{.}}</figcaption>{{end}}</figure>{{end}}</div>
+{{else}}<p{{with .Class}} class="{{.}}"{{end}}>{{.Text}}</p>
+{{end}}{{end}}`))

@@ -71,6 +71,11 @@ type Config struct {
 	// TopGaps is how many of the longest gaps a topic lists. It defaults
 	// to 5.
 	TopGaps int
+	// PerTopicOnly leaves the analysis across topics out (Report.Offsets
+	// and Report.Sync stay empty): for recordings whose streams are not
+	// matched with each other, or have too many topics for pairs. It
+	// defaults to false.
+	PerTopicOnly bool
 }
 
 // MaxAutoSync bounds the topics matched when Config.SyncTopics is empty.
@@ -314,7 +319,7 @@ func (a *Analyzer) AddTopic(id int, name, typ string, headerFirst bool, defSourc
 // the named ones, or (automatic) the host-stamped Header topics seen by
 // the first message of each.
 func (a *Analyzer) startSync() {
-	if a.sync != nil || a.sr != nil {
+	if a.sync != nil || a.sr != nil || a.cfg.PerTopicOnly {
 		return
 	}
 	var chosen []*topicState
@@ -576,6 +581,9 @@ func (a *Analyzer) Report() *Report {
 		if r.Stamped > 0 && !r.DeviceClock {
 			host = append(host, r)
 		}
+	}
+	if a.cfg.PerTopicOnly {
+		host = nil
 	}
 	for i := range host {
 		for j := i + 1; j < len(host); j++ {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,4 +141,109 @@ func TestConfigValidate(t *testing.T) {
 	c = DefaultConfig()
 	c.Estimator.Window = 0
 	require.Error(t, c.Validate())
+}
+
+// TestWritePage: a page with sections of a command's own (escaped text,
+// notes and table rows marked by level, plots over time and histograms),
+// the analysis of two topics across which nothing is compared
+// (PerTopicOnly), plots drawn for the busier topic only, and the words
+// the page is given in place of the bag report's.
+func TestWritePage(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.PerTopicOnly = true
+	a, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, a.AddTopic(0, "/fast", "dataflash/IMU", true, "FMT"))
+	require.NoError(t, a.AddTopic(1, "/slow", "mavlink/ATTITUDE", true, "MAVLink"))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	var lat Hist
+	over, flat := Series{Cap: 50}, Series{Cap: 50}
+	for i := range 2000 {
+		st := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		a.Add(0, st, st, true, false, 40)
+		if i%4 == 0 {
+			d := time.Duration(1+i%7) * time.Millisecond
+			a.Add(1, st.Add(d), st, true, false, 30)
+			lat.Add(d)
+			over.Add(int64(st), float64(d)/1e6)
+			flat.Add(int64(st), 2)
+		}
+	}
+	r := a.Report()
+	require.Nil(t, r.Sync)
+	require.Empty(t, r.Offsets, "two host-stamped topics, but no pairs")
+	s := &Section{Title: "Clocks & <sources>"}
+	s.Text("offset %d µs <b>", 42)
+	s.Note(Warn, "a <warning>")
+	s.Note(Plain, "plain note")
+	s.Table(Table{Caption: "sources", Columns: []string{"source", "offset"},
+		Rows: [][]string{{"tlog", "1.5 ms"}, {"gps", "−3 ms"}, {"none", "n/a"}}, Levels: []Level{Good, Bad}})
+	s.Hists(HistPlot{Title: "latency", XLabel: "latency", Hists: []*Hist{&lat}, Names: []string{"all"}, Caption: "hist caption"})
+	s.Lines(LinePlot{Title: "over time", YLabel: "ms", Series: []*Series{&over, &flat}, Names: []string{"latency", "flat"}})
+	s.Lines(LinePlot{Title: "empty", Series: []*Series{{}}, Names: []string{"nothing"}})
+	pg := Page{Title: "a.tlog + a.BIN", Heading: "timealign mav report", Stamp: "autopilot stamp",
+		Notes: "notes <here>", TimeAxis: "time since the start of the logs (s)", PlotTopics: 1, Sections: []*Section{s}}
+	var w1, w2 bytes.Buffer
+	require.NoError(t, r.WritePage(&w1, pg))
+	require.NoError(t, r.WritePage(&w2, pg))
+	out := w1.String()
+	require.Equal(t, out, w2.String(), "deterministic")
+	require.Contains(t, out, "<h1>timealign mav report</h1>")
+	require.Contains(t, out, "<h2>Clocks &amp; &lt;sources&gt;</h2>")
+	require.Contains(t, out, "<p>offset 42 µs &lt;b&gt;</p>")
+	require.Contains(t, out, `<p class="note warn">a &lt;warning&gt;</p>`)
+	require.Contains(t, out, `<p class="note">plain note</p>`)
+	require.Contains(t, out, `<tr class="good"><td>tlog</td><td class="n">1.5 ms</td></tr>`)
+	require.Contains(t, out, `<tr class="bad"><td>gps</td><td class="n">−3 ms</td></tr>`)
+	require.Contains(t, out, `<tr><td>none</td><td>n/a</td></tr>`)
+	require.Contains(t, out, "<figcaption>hist caption</figcaption>")
+	require.Contains(t, out, `<p class="muted">notes &lt;here&gt;</p>`)
+	require.Contains(t, out, "time since the start of the logs (s)")
+	require.Contains(t, out, "stamp correction: autopilot stamp − estimate")
+	require.NotContains(t, out, "header stamp")
+	require.NotContains(t, out, "ApproximateTime")
+	require.Contains(t, out, "the other 1 have their figures only")
+	// The section's two plots with data share a row; /fast has its plots
+	// (correction, inter-arrival, jitter; no latency histogram: it is
+	// always 0), /slow none.
+	require.Equal(t, 2+3, strings.Count(out, "<svg"))
+	require.Equal(t, 1, strings.Count(out, "latency (min/max)"), "a band where slots hold several values")
+	require.Contains(t, out, ">flat<", "one line where they hold one")
+	require.NotContains(t, out, "flat (min/max)")
+	require.NotContains(t, out, "NaN")
+	i, j := strings.Index(out, "<h2>/fast"), strings.Index(out, "<h2>/slow")
+	require.True(t, i > 0 && j > i)
+	require.Contains(t, out[i:j], "<svg")
+	require.NotContains(t, out[j:], "<svg")
+
+	// The bag report's page keeps its words.
+	var bag bytes.Buffer
+	require.NoError(t, r.WriteHTML(&bag, "b"))
+	require.Contains(t, bag.String(), "<h1>timealign bag report</h1>")
+	require.Contains(t, bag.String(), "stamp correction: header stamp − estimate")
+	require.Contains(t, bag.String(), "log time since the start of the bag (s)")
+	require.Equal(t, 3+4, strings.Count(bag.String(), "<svg"))
+}
+
+func TestNumeric(t *testing.T) {
+	for s, want := range map[string]bool{"1.5 ms": true, "−3 ms": true, "+0.2": true, "-14.49": true, "±2": true,
+		"": false, "n/a": false, "—": false, "-": false, "tlog": false, " 7": true} {
+		require.Equal(t, want, numeric(s), "%q", s)
+	}
+}
+
+// TestNoPlotsAtOneTime: a topic whose messages all came at one time (the
+// unit records at the start of a dataflash log) gets its table, no plots.
+func TestNoPlotsAtOneTime(t *testing.T) {
+	a, err := New(DefaultConfig())
+	require.NoError(t, err)
+	require.NoError(t, a.AddTopic(0, "/units", "dataflash/UNIT", true, "FMT"))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	for range 8 {
+		a.Add(0, t0, t0, true, false, 10)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, a.Report().WriteHTML(&buf, "burst"))
+	require.Contains(t, buf.String(), "<h2>/units")
+	require.NotContains(t, buf.String(), "<svg")
 }

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"path/filepath"
+	"runtime"
+	gosync "sync"
+
+	"github.com/foxglove/mcap/go/mcap"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// mcapWriter writes the merged stream as MCAP. It builds the chunks itself
+// (schema, channel and message records, message indexes) and compresses
+// them in goroutines, one per CPU, so compression runs beside the merge;
+// the chunks are written in order through mcap.Writer, which keeps the
+// chunk indexes and writes the summary. Memory: the chunk being built plus
+// chunkDepth chunks in flight, each about chunkSize.
+type mcapWriter struct {
+	w       *mcap.Writer
+	comp    mcap.CompressionFormat
+	buf     []byte
+	idx     []*mcap.MessageIndex // by channel id
+	order   []uint16             // channels of the chunk, in order of first message
+	start   uint64
+	end     uint64
+	count   []uint64 // messages by channel id
+	n       int
+	pending chan *chunkJob
+	jobs    chan *chunkJob
+	free    chan *chunkJob
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      gosync.WaitGroup
+	err     error
+}
+
+const (
+	chunkSize  = 2 << 20
+	chunkDepth = 4
+)
+
+type chunkJob struct {
+	raw        []byte
+	out        []byte
+	crc        uint32
+	start, end uint64
+	idx        []*mcap.MessageIndex
+	own        map[uint16]*mcap.MessageIndex // reused across chunks
+	done       chan struct{}
+}
+
+func newMCAPWriter(out io.Writer, comp mcap.CompressionFormat, run *mavRun) (*mcapWriter, error) {
+	w, err := mcap.NewWriter(out, &mcap.WriterOptions{Chunked: true, ChunkSize: chunkSize, Compression: comp,
+		CompressionLevel: mcap.CompressionLevelFastest, IncludeCRC: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.WriteHeader(&mcap.Header{Profile: "", Library: "timealign " + version}); err != nil {
+		return nil, err
+	}
+	md := map[string]string{"tlog": filepath.Base(run.tlog)}
+	for i, b := range run.res.Boots {
+		if e := b.WinnerEstimate(); e != nil {
+			md[fmt.Sprintf("boot%d", i+1)] = fmt.Sprintf("source=%s offset_us=%d ref_boot_us=%d skew_ppm=%.3f uncertainty_us=%d",
+				e.Source, e.Offset.Microseconds(), e.Ref.Microseconds(), e.SkewPPM, e.Uncertainty.Microseconds())
+		}
+	}
+	for i, b := range run.res.Bins {
+		md[fmt.Sprintf("bin%d", i+1)] = fmt.Sprintf("file=%s boot=%d belongs=%s", filepath.Base(run.bins[i]), b.Boot+1, b.Belongs)
+	}
+	if err := w.WriteMetadata(&mcap.Metadata{Name: "timealign.mav", Metadata: md}); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &mcapWriter{w: w, comp: comp, buf: make([]byte, 0, chunkSize+chunkSize/8),
+		pending: make(chan *chunkJob, chunkDepth), jobs: make(chan *chunkJob, chunkDepth), free: make(chan *chunkJob, chunkDepth+2),
+		ctx: ctx, cancel: cancel}
+	for range runtime.GOMAXPROCS(0) {
+		m.wg.Add(1)
+		go m.compressor()
+	}
+	return m, nil
+}
+
+// compressor compresses chunks until the writer is closed.
+func (m *mcapWriter) compressor() {
+	defer m.wg.Done()
+	var zenc *zstd.Encoder
+	var lzw *lz4.Writer
+	for {
+		var j *chunkJob
+		select {
+		case j = <-m.jobs:
+		case <-m.ctx.Done():
+			return
+		}
+		j.crc = crc32.ChecksumIEEE(j.raw)
+		switch m.comp {
+		case mcap.CompressionZSTD:
+			if zenc == nil {
+				zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+			}
+			j.out = zenc.EncodeAll(j.raw, j.out[:0])
+		case mcap.CompressionLZ4:
+			lzbuf := bytes.NewBuffer(j.out[:0]) // straight into the job's buffer
+			if lzw == nil {
+				lzw = lz4.NewWriter(lzbuf)
+				_ = lzw.Apply(lz4.CompressionLevelOption(lz4.Fast), lz4.ConcurrencyOption(1), lz4.BlockSizeOption(lz4.Block1Mb),
+					lz4.ChecksumOption(false))
+			} else {
+				lzw.Reset(lzbuf)
+			}
+			_, _ = lzw.Write(j.raw)
+			_ = lzw.Close()
+			j.out = lzbuf.Bytes()
+		default:
+			j.out = append(j.out[:0], j.raw...)
+		}
+		close(j.done)
+	}
+}
+
+func putRecord(b []byte, op mcap.OpCode, n int) []byte {
+	b = append(b, byte(op))
+	return binary.LittleEndian.AppendUint64(b, uint64(n))
+}
+
+func putString(b []byte, s string) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+func (m *mcapWriter) write(it *mergeItem) error {
+	if m.err != nil {
+		return m.err
+	}
+	c := it.ch
+	if !c.written {
+		// The schema and channel records go into the chunk, before the
+		// first message of the channel; the writer lists them in the
+		// summary.
+		s := &mcap.Schema{ID: c.id, Name: c.schema, Encoding: "jsonschema", Data: c.data}
+		m.buf = putRecord(m.buf, mcap.OpSchema, 2+4+len(s.Name)+4+len(s.Encoding)+4+len(s.Data))
+		m.buf = binary.LittleEndian.AppendUint16(m.buf, s.ID)
+		m.buf = putString(m.buf, s.Name)
+		m.buf = putString(m.buf, s.Encoding)
+		m.buf = putString(m.buf, string(s.Data))
+		ch := &mcap.Channel{ID: c.id, SchemaID: c.id, Topic: c.topic, MessageEncoding: "json", Metadata: map[string]string{}}
+		m.buf = putRecord(m.buf, mcap.OpChannel, 2+2+4+len(ch.Topic)+4+len(ch.MessageEncoding)+4)
+		m.buf = binary.LittleEndian.AppendUint16(m.buf, ch.ID)
+		m.buf = binary.LittleEndian.AppendUint16(m.buf, ch.SchemaID)
+		m.buf = putString(m.buf, ch.Topic)
+		m.buf = putString(m.buf, ch.MessageEncoding)
+		m.buf = binary.LittleEndian.AppendUint32(m.buf, 0) // no metadata
+		m.w.AddSchema(s)
+		m.w.AddChannel(ch)
+		c.written = true
+	}
+	c.seq++
+	t, p := uint64(it.t), uint64(it.pub)
+	for int(c.id) >= len(m.idx) {
+		m.idx = append(m.idx, nil)
+		m.count = append(m.count, 0)
+	}
+	idx := m.idx[c.id]
+	if idx == nil {
+		idx = &mcap.MessageIndex{ChannelID: c.id}
+		m.idx[c.id] = idx
+	}
+	if idx.IsEmpty() {
+		m.order = append(m.order, c.id)
+	}
+	idx.Add(t, uint64(len(m.buf)))
+	m.buf = putRecord(m.buf, mcap.OpMessage, 2+4+8+8+len(it.data))
+	m.buf = binary.LittleEndian.AppendUint16(m.buf, c.id)
+	m.buf = binary.LittleEndian.AppendUint32(m.buf, c.seq)
+	m.buf = binary.LittleEndian.AppendUint64(m.buf, t)
+	m.buf = binary.LittleEndian.AppendUint64(m.buf, p)
+	m.buf = append(m.buf, it.data...)
+	if m.n == 0 || t < m.start {
+		m.start = t
+	}
+	m.end = max(m.end, t)
+	m.n++
+	m.count[c.id]++
+	if len(m.buf) >= chunkSize {
+		return m.flush()
+	}
+	return nil
+}
+
+// flush hands the chunk built so far to the compressors and writes the
+// chunks whose compression is done, in order.
+func (m *mcapWriter) flush() error {
+	if m.n == 0 && len(m.buf) == 0 {
+		return nil
+	}
+	var j *chunkJob
+	select {
+	case j = <-m.free:
+	default:
+		j = &chunkJob{own: map[uint16]*mcap.MessageIndex{}}
+	}
+	j.raw, m.buf = m.buf, j.raw[:0]
+	if cap(m.buf) < chunkSize+chunkSize/8 {
+		m.buf = make([]byte, 0, chunkSize+chunkSize/8) // a chunk never grows
+	}
+	j.start, j.end, j.done = m.start, m.end, make(chan struct{})
+	j.idx = j.idx[:0]
+	for _, id := range m.order {
+		src := m.idx[id]
+		cp := j.own[id]
+		if cp == nil {
+			cp = &mcap.MessageIndex{ChannelID: id}
+			j.own[id] = cp
+		}
+		cp.Reset()
+		for _, e := range src.Entries() {
+			cp.Add(e.Timestamp, e.Offset)
+		}
+		j.idx = append(j.idx, cp)
+		src.Reset()
+	}
+	m.order, m.n, m.start, m.end = m.order[:0], 0, 0, 0
+	if len(m.pending) == cap(m.pending) {
+		if err := m.writeNext(); err != nil {
+			return err
+		}
+	}
+	m.pending <- j
+	m.jobs <- j
+	return nil
+}
+
+// writeNext writes the oldest pending chunk once compressed.
+func (m *mcapWriter) writeNext() error {
+	j := <-m.pending
+	<-j.done
+	err := m.w.WriteChunkWithIndexes(&mcap.Chunk{MessageStartTime: j.start, MessageEndTime: j.end,
+		UncompressedSize: uint64(len(j.raw)), UncompressedCRC: j.crc, Compression: string(m.comp), Records: j.out}, j.idx)
+	if err != nil {
+		m.err = err
+		return err
+	}
+	select {
+	case m.free <- j:
+	default:
+	}
+	return nil
+}
+
+func (m *mcapWriter) abort() {
+	m.cancel()
+	m.wg.Wait()
+}
+
+func (m *mcapWriter) close() error {
+	defer m.abort()
+	if m.err != nil {
+		return m.err
+	}
+	if err := m.flush(); err != nil {
+		return err
+	}
+	for len(m.pending) > 0 {
+		if err := m.writeNext(); err != nil {
+			return err
+		}
+	}
+	st := m.w.Statistics
+	for id, n := range m.count {
+		if n > 0 {
+			st.ChannelMessageCounts[uint16(id)] += n
+			st.MessageCount += n
+		}
+	}
+	return m.w.Close()
+}

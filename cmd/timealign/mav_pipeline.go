@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// The BIN side of a merge is most of its work: every record decoded and
+// encoded as JSON. A reader goroutine per BIN cuts the records into
+// batches (raw bytes copied out of the read buffer); encoder goroutines,
+// one per CPU, encode batches into JSON items stamped on the Unix clock;
+// the merge loop takes each BIN's batches in order. Memory is bounded by
+// the batches in flight (pipeDepth per BIN, each about batchRaw of records
+// and four times that of JSON), and batches are reused once written.
+
+const (
+	batchRaw  = 128 << 10
+	pipeDepth = 4
+)
+
+// rawRec is one record of a batch: its format, its payload in the batch's
+// raw bytes, its boot time.
+type rawRec struct {
+	f      *mav.Format
+	off, n int
+	us     int64
+}
+
+// newSchema is a record type first seen in a batch, with its JSON schema
+// (made by the reader goroutine, which owns the BinReader's unit tables).
+type newSchema struct {
+	f      *mav.Format
+	schema []byte
+}
+
+// binBatch is a batch of records, then of encoded items.
+type binBatch struct {
+	recs    []rawRec
+	raw     []byte
+	schemas []newSchema
+	items   []mergeItem
+	json    []byte
+	est     *mav.Estimate
+	done    chan struct{}
+	err     error
+	clamped int64        // stamps before 1970, set to 0
+	refs    atomic.Int32 // items not yet written
+	free    chan *binBatch
+}
+
+// release is called as each item of the batch is written; the last one
+// returns the batch for reuse.
+func (b *binBatch) release() {
+	if b.refs.Add(-1) <= 0 {
+		b.recs, b.raw, b.schemas, b.items, b.json, b.err, b.clamped = b.recs[:0], b.raw[:0], nil, b.items[:0], b.json[:0], nil, 0
+		select {
+		case b.free <- b:
+		default:
+		}
+	}
+}
+
+// binPipeline runs the goroutines of a merge's BINs; stop ends them and
+// waits for them.
+type binPipeline struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	work   chan *binBatch
+	wg     gosync.WaitGroup
+	once   gosync.Once
+}
+
+func newBinPipeline(parent context.Context) *binPipeline {
+	ctx, cancel := context.WithCancel(parent)
+	p := &binPipeline{ctx: ctx, cancel: cancel, work: make(chan *binBatch, 2*runtime.GOMAXPROCS(0))}
+	return p
+}
+
+func (p *binPipeline) startWorkers() {
+	p.once.Do(func() {
+		for range runtime.GOMAXPROCS(0) {
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				for {
+					select {
+					case b := <-p.work:
+						encodeBatch(b)
+						close(b.done)
+					case <-p.ctx.Done():
+						return
+					}
+				}
+			}()
+		}
+	})
+}
+
+func (p *binPipeline) stop() {
+	p.cancel()
+	p.wg.Wait()
+}
+
+// start reads a BIN in a goroutine; its batches arrive in order on the
+// channel returned, each encoded once its done channel is closed. noTime
+// and clamped count records without TimeUS and stamps before 1970.
+func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, noTime *int64) <-chan *binBatch {
+	p.startWorkers()
+	order := make(chan *binBatch, pipeDepth)
+	// Batches wait in the reorder queue and the writer's queue too: keep
+	// enough to reuse them all (no more are made than are in flight).
+	free := make(chan *binBatch, 64)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(order)
+		seen := map[*mav.Format]bool{}
+		var lastUS int64
+		haveLast := false
+		var nt int64
+		defer func() { atomic.AddInt64(noTime, nt) }()
+		for {
+			var b *binBatch
+			select {
+			case b = <-free:
+			default:
+				// JSON is about 4 times the raw records: sized once.
+				b = &binBatch{free: free, raw: make([]byte, 0, batchRaw+1024), json: make([]byte, 0, 5*batchRaw)}
+			}
+			b.est, b.done = est, make(chan struct{})
+			var rerr error
+			for len(b.raw) < batchRaw {
+				rec, err := r.Next()
+				if err != nil {
+					rerr = err
+					break
+				}
+				fm := rec.Format
+				if fm.Err != nil || fm.Name == "FMT" {
+					// Bad formats are counted by the reader (summarized
+					// after the first pass); FMT records are the schemas.
+					continue
+				}
+				if !seen[fm] {
+					seen[fm] = true
+					b.schemas = append(b.schemas, newSchema{fm, r.BinSchema(fm)})
+				}
+				us, ok := rec.Time()
+				switch {
+				case ok:
+					lastUS, haveLast = us, true
+				case haveLast:
+					us = lastUS
+					nt++
+				default:
+					us = 0
+					nt++
+				}
+				b.recs = append(b.recs, rawRec{fm, len(b.raw), len(rec.Payload), us})
+				b.raw = append(b.raw, rec.Payload...)
+			}
+			last := rerr != nil
+			if rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, mav.ErrNoFormats) {
+				b.err = fmt.Errorf("%s: offset %d: %w", name, r.Stats().Bytes, rerr)
+			}
+			b.refs.Store(int32(len(b.recs)))
+			select {
+			case order <- b:
+			case <-p.ctx.Done():
+				return
+			}
+			if b.err != nil {
+				close(b.done)
+				return
+			}
+			select {
+			case p.work <- b:
+			case <-p.ctx.Done():
+				return
+			}
+			if last {
+				return
+			}
+		}
+	}()
+	return order
+}
+
+// encodeBatch stamps and encodes the records of a batch.
+func encodeBatch(b *binBatch) {
+	for _, rr := range b.recs {
+		t := b.est.Unix(time.Duration(rr.us) * time.Microsecond)
+		if t < 0 {
+			t = 0
+			b.clamped++
+		}
+		start := len(b.json)
+		rec := mav.Record{Format: rr.f, Payload: b.raw[rr.off : rr.off+rr.n]}
+		b.json = rec.AppendJSON(b.json)
+		b.items = append(b.items, mergeItem{t: t, pub: t, boot: rr.us, fm: rr.f, data: b.json[start:len(b.json):len(b.json)], own: b})
+	}
+	// The JSON may have moved as it grew: point every item at the final
+	// bytes.
+	off := 0
+	for i := range b.items {
+		n := len(b.items[i].data)
+		b.items[i].data = b.json[off : off+n : off+n]
+		off += n
+	}
+}
+
+// tlogChan is a channel of tlog messages as the tlog's reader goroutine
+// knows it; the merge loop, the only one to touch ch, resolves it.
+type tlogChan struct {
+	key, topic, name string
+	schema           []byte
+	ch               *channel
+}
+
+// tlogStamps places a tlog message on the merged clock: t is its receive
+// stamp (moved onto the target source's clock when that is not the
+// tlog's), pub the autopilot's time of sending on the same clock for the
+// autopilot's messages with time_boot_ms (else t), boot that time_boot_ms
+// in µs (−1: none).
+func tlogStamps(res *mav.Result, target mav.Source, msg *mav.TlogMessage) (t, pub stamp.Time, boot int64) {
+	t, boot = msg.Receive, -1
+	var bt *mav.Boot
+	if len(res.Boots) > 0 {
+		bt = res.BootOfReceive(msg.Receive)
+	}
+	var est *mav.Estimate
+	if bt != nil {
+		if target >= 0 {
+			est = bt.Find(target)
+		} else {
+			est = bt.WinnerEstimate()
+		}
+		if est != nil && est.Source != mav.SourceTlog {
+			// Move the tlog's stamp onto the target clock.
+			if bb, ok := bt.ReceiveToBoot(msg.Receive); ok {
+				t = est.Unix(bb)
+			}
+		}
+	}
+	pub = t
+	if ms, ok := msg.TimeBootMs(); ok && bt != nil && int(msg.SysID) == res.SysID && int(msg.CompID) == res.CompID {
+		b := time.Duration(ms) * time.Millisecond
+		boot = b.Microseconds()
+		if est != nil {
+			pub = est.Unix(b)
+		}
+	}
+	return t, pub, boot
+}
+
+// startTlog reads the tlog in a goroutine: messages stamped on the merged
+// clock and encoded as JSON, in batches, in order.
+func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader) <-chan *binBatch {
+	order := make(chan *binBatch, pipeDepth)
+	free := make(chan *binBatch, 64)
+	res, target := run.res, run.cfg.Prefer
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(order)
+		type key struct {
+			sys, comp uint8
+			id        uint32
+		}
+		chans := map[key]*tlogChan{}
+		for {
+			var b *binBatch
+			select {
+			case b = <-free:
+			default:
+				b = &binBatch{free: free, json: make([]byte, 0, 5*batchRaw)}
+			}
+			var rerr error
+			for len(b.json) < 4*batchRaw {
+				msg, err := tr.Next()
+				if err != nil {
+					rerr = err
+					break
+				}
+				k := key{msg.SysID, msg.CompID, msg.ID}
+				tc := chans[k]
+				if tc == nil {
+					tc = &tlogChan{key: fmt.Sprintf("t%d/%d/%d", msg.SysID, msg.CompID, msg.ID),
+						topic: fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), name: msg.Name, schema: msg.Schema()}
+					chans[k] = tc
+				}
+				it := mergeItem{tc: tc, own: b}
+				it.t, it.pub, it.boot = tlogStamps(res, target, msg)
+				start := len(b.json)
+				b.json = msg.AppendJSON(b.json)
+				it.data = b.json[start:len(b.json):len(b.json)]
+				b.items = append(b.items, it)
+			}
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				b.err = fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, rerr)
+			}
+			// The JSON may have moved as it grew: point the items at it.
+			off := 0
+			for i := range b.items {
+				n := len(b.items[i].data)
+				b.items[i].data = b.json[off : off+n : off+n]
+				off += n
+			}
+			b.refs.Store(int32(len(b.items)))
+			select {
+			case order <- b:
+			case <-p.ctx.Done():
+				return
+			}
+			if rerr != nil {
+				return
+			}
+		}
+	}()
+	return order
+}

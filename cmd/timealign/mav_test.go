@@ -1,0 +1,525 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	gosync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
+	"github.com/foxglove/mcap/go/mcap"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// mavFiles writes a scenario's tlog and BINs into dir.
+func mavFiles(t testing.TB, dir string, s mavtest.Scenario) (tlog string, bins []string, tr mavtest.Truth) {
+	t.Helper()
+	tlog = filepath.Join(dir, "flight.tlog")
+	tf, err := os.Create(tlog)
+	require.NoError(t, err)
+	var files []*os.File
+	tr, err = s.Write(tf, func(boot int) io.Writer {
+		p := filepath.Join(dir, "0000000"+string(rune('1'+boot))+".BIN")
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		files = append(files, f)
+		bins = append(bins, p)
+		return f
+	})
+	require.NoError(t, err)
+	require.NoError(t, tf.Close())
+	for _, f := range files {
+		require.NoError(t, f.Close())
+	}
+	return tlog, bins, tr
+}
+
+// truthOffset is the true Unix − boot offset (logging computer's clock)
+// at boot time b of boot 0, from the nearest sample.
+func truthOffset(tr mavtest.Truth, b time.Duration) time.Duration {
+	best := 0
+	for i := range tr.Device {
+		if tr.Boot[i] == 0 && (tr.Device[i]-b).Abs() < (tr.Device[best]-b).Abs() {
+			best = i
+		}
+	}
+	return time.Duration(tr.Logger[best]) - tr.Device[best]
+}
+
+func TestMavAlign(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, tr := mavFiles(t, dir, mavtest.Scenario{Seed: 5, SkewPPM: 30, GPS: true})
+	out, errOut, code := runCmd(t, "", "mav", "align", tlog, bins[0])
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "boot 1: uptime 40.0s")
+	require.Contains(t, out, "won")
+	require.Contains(t, out, ": boot 1\n")
+	require.Contains(t, out, "+ same boot: STAT_BOOTCNT 7")
+	require.Empty(t, errOut)
+
+	out, errOut, code = runCmd(t, "", "mav", "align", "--json", tlog, bins[0])
+	require.Equal(t, 0, code, errOut)
+	var j struct {
+		Boots []struct {
+			Winner  string `json:"winner"`
+			Sources []struct {
+				Source        string `json:"source"`
+				OffsetUS      int64  `json:"offset_us"`
+				RefBootUS     int64  `json:"ref_boot_us"`
+				UncertaintyUS *int64 `json:"uncertainty_us"`
+				Samples       int    `json:"samples"`
+				Status        string `json:"status"`
+			} `json:"sources"`
+		} `json:"boots"`
+		Bins []struct {
+			Boot    int    `json:"boot"`
+			Belongs string `json:"belongs"`
+		} `json:"bins"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.Len(t, j.Boots, 1)
+	require.Equal(t, "tlog", j.Boots[0].Winner)
+	src := j.Boots[0].Sources[0]
+	require.Equal(t, "tlog", src.Source)
+	want := truthOffset(tr, time.Duration(src.RefBootUS)*time.Microsecond)
+	require.InDelta(t, want.Microseconds(), src.OffsetUS, 2000, "offset within 2 ms")
+	require.NotNil(t, src.UncertaintyUS)
+	require.Equal(t, "gps", j.Boots[0].Sources[1].Source)
+	require.Equal(t, 1, j.Bins[0].Boot)
+	require.Equal(t, "yes", j.Bins[0].Belongs)
+
+	// The report of align reads the tlog once more for its latencies.
+	rep := filepath.Join(dir, "align.html")
+	_, errOut, code = runCmd(t, "", "mav", "align", "--report", rep, tlog, bins[0])
+	require.Equal(t, 0, code, errOut)
+	html, err := os.ReadFile(rep)
+	require.NoError(t, err)
+	// The bag report's page: the clocks' sections, then the tlog's topics.
+	page := string(html)
+	require.Contains(t, page, "<h1>timealign mav report</h1>")
+	require.Contains(t, page, "<h2>Boot 1</h2>")
+	require.Contains(t, page, "<h2>/tlog/1/1/ATTITUDE <span")
+	require.NotContains(t, page, "/bin/", "align analyses the tlog only")
+	require.NotContains(t, page, "ApproximateTime")
+	// Plots: the offset of gps against tlog, the latency histogram and
+	// its course, and up to 4 per topic.
+	require.Greater(t, strings.Count(page, "<svg"), 3)
+	// The latency above the floor: exponential of mean 20 ms (median
+	// 13.9 ms), time_boot_ms truncated to the ms.
+	m := regexp.MustCompile(`above the fitted floor[^<]*p50 ([0-9.]+)ms`).FindStringSubmatch(page)
+	require.NotNil(t, m, "the latency paragraph")
+	p50, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	require.InDelta(t, 13.9, p50, 2.5)
+}
+
+func TestMavMergeMCAP(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, tr := mavFiles(t, dir, mavtest.Scenario{Seed: 6, Duration: 3 * time.Minute, SkewPPM: -40, BinExtra: 3})
+	out := filepath.Join(dir, "merged.mcap")
+	rep := filepath.Join(dir, "report.html")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out, "--report", rep)
+	require.Equal(t, 0, code, errOut)
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := mcap.NewReader(f)
+	require.NoError(t, err)
+	it, err := r.Messages(mcap.UsingIndex(false))
+	require.NoError(t, err)
+	topics := map[string]int{}
+	var last uint64
+	var attErr []float64
+	for {
+		schema, ch, msg, err := it.NextInto(nil)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		require.Equal(t, "jsonschema", schema.Encoding)
+		if topics[ch.Topic] == 0 {
+			// Every message's fields are its schema's properties.
+			var sc struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(schema.Data, &sc), "%s", schema.Data)
+			var fields map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(msg.Data, &fields))
+			require.Len(t, fields, len(sc.Properties), ch.Topic)
+			for k := range fields {
+				require.Contains(t, sc.Properties, k, ch.Topic)
+			}
+		}
+		require.Equal(t, "json", ch.MessageEncoding)
+		require.GreaterOrEqual(t, msg.LogTime, last, "time order")
+		last = msg.LogTime
+		topics[ch.Topic]++
+		require.True(t, json.Valid(msg.Data), "%s: %s", ch.Topic, msg.Data)
+		if ch.Topic == "/bin/ATT" {
+			var a struct{ TimeUS int64 }
+			require.NoError(t, json.Unmarshal(msg.Data, &a))
+			want := time.Duration(truthOffset(tr, time.Duration(a.TimeUS)*time.Microsecond)) + time.Duration(a.TimeUS)*time.Microsecond
+			attErr = append(attErr, float64(int64(msg.LogTime)-int64(want)))
+		}
+	}
+	// The summary: statistics and chunk indexes agree with the messages.
+	info, err := r.Info()
+	require.NoError(t, err)
+	total := 0
+	for _, n := range topics {
+		total += n
+	}
+	require.Equal(t, uint64(total), info.Statistics.MessageCount)
+	require.Equal(t, uint32(len(topics)), info.Statistics.ChannelCount)
+	require.NotEmpty(t, info.ChunkIndexes)
+	idx, err := r.Messages(mcap.UsingIndex(true), mcap.WithTopics([]string{"/bin/ATT"}))
+	require.NoError(t, err)
+	n := 0
+	for {
+		_, _, _, err := idx.NextInto(nil)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		n++
+	}
+	require.Equal(t, topics["/bin/ATT"], n, "read through the index")
+	require.Greater(t, topics["/tlog/1/1/ATTITUDE"], 1500)
+	require.Equal(t, 1800, topics["/bin/ATT"])
+	require.Equal(t, 5400, topics["/bin/IMU"])
+	require.NotContains(t, topics, "/bin/FMT")
+	worst := 0.0
+	for _, e := range attErr {
+		worst = math.Max(worst, math.Abs(e))
+	}
+	// The truth is taken at the nearest sample (within 50 ms of boot time,
+	// 40 ppm of skew: 2 µs).
+	require.Less(t, worst, 2e6, "BIN records mapped within 2 ms")
+	html, err := os.ReadFile(rep)
+	require.NoError(t, err)
+	require.Contains(t, string(html), "<svg")
+	// The merged stream's timing: /bin/ATT at 10 Hz, no record missing.
+	row := regexp.MustCompile(`(?m)^/bin/ATT +ATT +1800 +10 Hz +[0-9.]+ms .* 0 \(0\) .*$`)
+	require.Regexp(t, row, string(html))
+	require.Contains(t, string(html), "<h2>Merged stream</h2>")
+	require.NotContains(t, string(html), "offsets between host-stamped streams", "no pairs of 90 topics")
+}
+
+func TestMavMergeCSV(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 7, Duration: time.Minute})
+	out := filepath.Join(dir, "merged.csv")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, []string{"log_time_ns", "publish_time_ns", "topic", "boot_us", "data"}, rows[0])
+	seen := map[string]bool{}
+	for _, r := range rows[1:] {
+		require.True(t, json.Valid([]byte(r[4])), r[4])
+		seen[r[2]] = true
+		if r[2] == "/tlog/1/1/ATTITUDE" {
+			require.NotEmpty(t, r[3])
+		}
+	}
+	require.True(t, seen["/bin/ATT"] && seen["/tlog/1/1/ATTITUDE"] && seen["/tlog/255/190/HEARTBEAT"])
+}
+
+func TestMavMergeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	tlog, _, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 8, Duration: 2 * time.Minute})
+	other := t.TempDir()
+	_, bins, _ := mavFiles(t, other, mavtest.Scenario{Seed: 9, Duration: 2 * time.Minute, BinBootCount: 3, BinAttitudePhase: 2})
+	out := filepath.Join(dir, "m.mcap")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "does not belong to")
+	require.Contains(t, errOut, "another boot: STAT_BOOTCNT 3 in the BIN, 7 in the tlog")
+	require.NoFileExists(t, out)
+	_, errOut, code = runCmd(t, "", "mav", "merge", "--force", tlog, bins[0], "--out", out)
+	require.Equal(t, 0, code, errOut)
+	require.FileExists(t, out)
+}
+
+func TestMavBadInput(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 10, Duration: time.Minute})
+	good, err := os.ReadFile(tlog)
+	require.NoError(t, err)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	// Damage: garbage in the middle, a flipped byte, a truncated end.
+	bad := append(append(append([]byte{}, good[:5000]...), []byte("garbage bytes")...), good[5000:len(good)-7]...)
+	bad[9000] ^= 0x55
+	damaged := write("damaged.tlog", bad)
+	out, errOut, code := runCmd(t, "", "mav", "align", damaged, bins[0])
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "won")
+	require.Contains(t, errOut, "bytes of no frame skipped")
+	require.Contains(t, errOut, "the last record is truncated")
+
+	binBytes, err := os.ReadFile(bins[0])
+	require.NoError(t, err)
+	// A BIN whose FMT records are gone: records from the first ATT on.
+	noFMT := write("nofmt.BIN", binBytes[bytes.Index(binBytes, []byte{0xa3, 0x95, 131}):])
+	_, errOut, code = runCmd(t, "", "mav", "align", tlog, noFMT)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "nofmt.BIN: no FMT records (not a dataflash log, or its start is missing)")
+
+	// A tlog without time_boot_ms messages and a BIN without GPS.
+	var tl bytes.Buffer
+	w := mavtest.NewTlogWriter(&tl)
+	for i := range 30 {
+		w.Write(stamp.Time(1.7e18)+stamp.Time(i)*stamp.Time(time.Second), 1, 1, &common.MessageHeartbeat{Type: common.MAV_TYPE_SUBMARINE, Autopilot: common.MAV_AUTOPILOT_ARDUPILOTMEGA})
+	}
+	hb := write("heartbeats.tlog", tl.Bytes())
+	_, errOut, code = runCmd(t, "", "mav", "align", hb, bins[0])
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "no alignment possible: the tlog has no message with time_boot_ms")
+	require.Contains(t, errOut, "00000001.BIN: no GPS records")
+
+	// The BIN given first.
+	_, errOut, code = runCmd(t, "", "mav", "align", bins[0], tlog)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "not a telemetry log (.tlog) (the tlog comes first: mav align TLOG BIN)")
+
+	// An output that is an input, a missing --out, standard input.
+	_, errOut, code = runCmd(t, "", "mav", "merge", tlog, bins[0], "--format", "mcap", "--out", bins[0])
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "is the input file")
+	_, errOut, code = runCmd(t, "", "mav", "merge", tlog, bins[0])
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "needs --out")
+	_, errOut, code = runCmd(t, "", "mav", "align", "-")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "must be files")
+	_, errOut, code = runCmd(t, "", "mav", "frob")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `unknown subcommand "frob"`)
+	_, errOut, code = runCmd(t, "", "mav", "align", "--window", "3", tlog)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--window is 3, want 8..")
+	_, errOut, code = runCmd(t, "", "mav", "merge", "--compression", "lz4", tlog, bins[0], "--out", filepath.Join(dir, "x.csv"))
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--compression is not used by --format csv")
+	require.True(t, strings.HasPrefix(errOut, "timealign mav:"), errOut)
+}
+
+// TestRealLogs runs mav on the real ArduSub logs of testdata/mav: a tlog
+// of QGroundControl and a BIN of another board and firmware.
+func TestRealLogs(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "mav")
+	tlog, bin := filepath.Join(dir, "ardusub_small.tlog"), filepath.Join(dir, "ardusub_small.BIN")
+	tb, err := os.ReadFile(tlog)
+	require.NoError(t, err)
+	bb, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	// The banners, as the files hold them.
+	require.Contains(t, string(tb), "ArduSub V4.1.1 BETA5 (66c674c1)")
+	require.Contains(t, string(bb), "ArduSub V4.1.0 (89639005)")
+
+	out, errOut, code := runCmd(t, "", "mav", "align", "--json", tlog, bin)
+	require.Equal(t, 0, code, errOut)
+	var j struct {
+		Tlog struct {
+			Read struct {
+				Messages  int            `json:"messages"`
+				Bytes     int            `json:"bytes"`
+				BadCRCIDs map[string]int `json:"bad_crc_ids"`
+			} `json:"read"`
+		} `json:"tlog"`
+		Autopilot struct {
+			Firmware string `json:"firmware"`
+		} `json:"autopilot"`
+		Boots []struct {
+			Winner  string `json:"winner"`
+			Sources []struct {
+				OffsetUS  int64 `json:"offset_us"`
+				RefBootUS int64 `json:"ref_boot_us"`
+			} `json:"sources"`
+		} `json:"boots"`
+		Bins []struct {
+			Belongs  string `json:"belongs"`
+			Firmware string `json:"firmware"`
+			Evidence []struct {
+				What    string `json:"what"`
+				Verdict int    `json:"verdict"`
+			} `json:"evidence"`
+		} `json:"bins"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.Equal(t, len(tb), j.Tlog.Read.Bytes)
+	require.Greater(t, j.Tlog.Read.Messages, 30000)
+	for id := range j.Tlog.Read.BadCRCIDs {
+		// Only the camera protocol's messages of the camera manager.
+		require.Contains(t, []string{"259", "260", "262", "269"}, id)
+	}
+	require.Equal(t, "ArduSub V4.1.1 BETA5 (66c674c1)", j.Autopilot.Firmware)
+	require.Equal(t, "ArduSub V4.1.0 (89639005)", j.Bins[0].Firmware)
+	require.Equal(t, "no", j.Bins[0].Belongs)
+	against := map[string]bool{}
+	for _, ev := range j.Bins[0].Evidence {
+		if ev.Verdict < 0 {
+			against[ev.What] = true
+		}
+	}
+	require.True(t, against["firmware"] && against["board"], "%v", j.Bins[0].Evidence)
+	// The fit lies within a few ms of the lowest receive − boot of the log
+	// (its clocks drift by about 15 ppm over 4 minutes).
+	require.Len(t, j.Boots, 1)
+	require.Equal(t, "tlog", j.Boots[0].Winner)
+	_, glob := firstAndMinimum(tb)
+	require.InDelta(t, glob.Microseconds(), j.Boots[0].Sources[0].OffsetUS, 10000)
+
+	_, errOut, code = runCmd(t, "", "mav", "merge", tlog, bin, "--out", filepath.Join(t.TempDir(), "m.mcap"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "does not belong to")
+	require.Contains(t, errOut, "another firmware")
+}
+
+// TestMavMergeReboots merges two boots' BINs: each record lands on its
+// boot's clock, the stream stays in time order, and --source system_time
+// moves the tlog's stamps onto the autopilot's clock.
+func TestMavMergeReboots(t *testing.T) {
+	dir := t.TempDir()
+	s := mavtest.Scenario{Seed: 12, Duration: 4 * time.Minute, Reboots: []time.Duration{2 * time.Minute},
+		RTC: new(time.Duration), LoggerOffset: 30 * time.Second}
+	tlog, bins, tr := mavFiles(t, dir, s)
+	require.Len(t, bins, 2)
+	for _, c := range []struct {
+		source string
+		clock  func(i int) stamp.Time // the truth on the merged clock
+	}{
+		{"", func(i int) stamp.Time { return tr.Logger[i] }},
+		{"system_time", func(i int) stamp.Time { return tr.UTC[i] }},
+	} {
+		out := filepath.Join(dir, "m"+c.source+".csv")
+		args := []string{"mav", "merge", tlog, bins[1], bins[0], "--out", out}
+		if c.source != "" {
+			args = append(args, "--source", c.source)
+		}
+		_, errOut, code := runCmd(t, "", args...)
+		require.Equal(t, 0, code, errOut)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		require.NoError(t, err)
+		// The truth of each ATT record, by boot time (the BINs' ATT are
+		// the simulated samples themselves).
+		truth := map[int64][]stamp.Time{}
+		for i, d := range tr.Device {
+			truth[d.Microseconds()] = append(truth[d.Microseconds()], c.clock(i))
+		}
+		var last int64
+		worst := 0.0
+		n := 0
+		for _, r := range rows[1:] {
+			ts, err := strconv.ParseInt(r[0], 10, 64)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, ts, last, "time order")
+			last = ts
+			if r[2] != "/bin/ATT" {
+				continue
+			}
+			us, err := strconv.ParseInt(r[3], 10, 64)
+			require.NoError(t, err)
+			// Two boots share boot times: the nearest truth is the one.
+			best := math.Inf(1)
+			for _, want := range truth[us] {
+				best = math.Min(best, math.Abs(float64(ts-int64(want))))
+			}
+			worst = math.Max(worst, best)
+			n++
+		}
+		require.Equal(t, len(tr.Device), n)
+		limit := 2e6
+		if c.source == "system_time" {
+			limit = 1.5e6 // time_boot_ms truncation and the RTC's ms
+		}
+		require.Less(t, worst, limit, "source %q", c.source)
+	}
+}
+
+// countdown is a context that is canceled after its Err has been asked
+// n times: a deterministic interruption in the middle of a run.
+type countdown struct {
+	context.Context
+	n    atomic.Int64
+	once gosync.Once
+	done chan struct{}
+}
+
+func newCountdown(n int64) *countdown {
+	c := &countdown{Context: context.Background(), done: make(chan struct{})}
+	c.n.Store(n)
+	return c
+}
+
+func (c *countdown) Err() error {
+	if c.n.Add(-1) < 0 {
+		c.once.Do(func() { close(c.done) })
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *countdown) Done() <-chan struct{} { return c.done }
+
+// TestMavMergeInterrupted: an interruption in the middle of a merge ends
+// every goroutine, exits 130 and leaves no file behind.
+func TestMavMergeInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 13, Duration: 2 * time.Minute, BinExtra: 20})
+	before := runtime.NumGoroutine()
+	// How often a whole merge asks; then interrupt it at a quarter, half
+	// and three quarters of that.
+	probe := newCountdown(1 << 40)
+	var o, e bytes.Buffer
+	require.Equal(t, 0, run(&env{ctx: probe, stdin: strings.NewReader(""), stdout: &o, stderr: &e},
+		[]string{"mav", "merge", tlog, bins[0], "--out", filepath.Join(dir, "probe.mcap")}), e.String())
+	total := 1<<40 - probe.n.Load()
+	require.Greater(t, total, int64(8))
+	for _, n := range []int64{total / 4, total / 2, total * 3 / 4} {
+		out := filepath.Join(dir, "m.mcap")
+		var o, e bytes.Buffer
+		code := run(&env{ctx: newCountdown(n), stdin: strings.NewReader(""), stdout: &o, stderr: &e}, []string{"mav", "merge", tlog, bins[0], "--out", out})
+		require.Equal(t, exitInterrupted, code, "after %d reads: %s", n, e.String())
+		require.NoFileExists(t, out)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, en := range entries {
+			require.False(t, strings.Contains(en.Name(), ".tmp-"), "temporary file left: %s", en.Name())
+		}
+	}
+	// Every goroutine of the merges has ended.
+	// (Polled here: assert.Eventually runs its condition in goroutines.)
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines left, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}

@@ -1,0 +1,77 @@
+package mav_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/pkg/mav"
+)
+
+// benchLogs is a 10-minute flight whose BIN has 30 IMU records per
+// telemetry period (300 Hz) besides ATT and GPS: about 17 MB.
+var benchLogs = sync.OnceValue(func() logs {
+	s := mavtest.Scenario{Seed: 3, GPS: true, BinExtra: 30}
+	var tl bytes.Buffer
+	var bin bytes.Buffer
+	tr, err := s.Write(&tl, func(int) io.Writer { return &bin })
+	if err != nil {
+		panic(err)
+	}
+	return logs{tlog: tl.Bytes(), bins: [][]byte{bin.Bytes()}, truth: tr}
+})
+
+// BenchmarkBinRead reads every record of a BIN (MB/s of BIN).
+func BenchmarkBinRead(b *testing.B) {
+	in := benchLogs().bins[0]
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := mav.NewBinReader(bytes.NewReader(in))
+		for {
+			if _, err := r.Next(); err != nil {
+				if !errors.Is(err, io.EOF) {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// BenchmarkBinJSON reads every record of a BIN and encodes it as JSON.
+func BenchmarkBinJSON(b *testing.B) {
+	in := benchLogs().bins[0]
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		r := mav.NewBinReader(bytes.NewReader(in))
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					b.Fatal(err)
+				}
+				break
+			}
+			buf = rec.AppendJSON(buf[:0])
+		}
+	}
+}
+
+// BenchmarkAlign runs the Aligner over the tlog and the BIN (MB/s of both).
+func BenchmarkAlign(b *testing.B) {
+	l := benchLogs()
+	b.SetBytes(int64(len(l.tlog) + len(l.bins[0])))
+	b.ReportAllocs()
+	for b.Loop() {
+		res := align(b, mav.DefaultConfig(), l.tlog, l.bins[0])
+		if res.Err() != nil {
+			b.Fatal(res.Err())
+		}
+	}
+}
