@@ -368,6 +368,53 @@ func TestBagFixRosbag2(t *testing.T) {
 	require.Equal(t, 100.0, tp["decoded"], "the schema comes from the built-in table")
 }
 
+// TestBagFixRecorded: bags that `ros2 bag record -a` wrote on Humble
+// (testdata/rosbag2/{mcap,sqlite3}/recorded) keep every topic through fix,
+// those without messages too (/parameter_events, /events/write_split: in
+// rosbag2's MCAP files their channels are in the summary section only),
+// with their types and offered QoS, and every message.
+func TestBagFixRecorded(t *testing.T) {
+	for _, st := range []string{"mcap", "sqlite3"} {
+		t.Run(st, func(t *testing.T) {
+			in := filepath.Join("..", "..", "testdata", "rosbag2", st, "recorded")
+			out := filepath.Join(t.TempDir(), "out")
+			_, errOut, code := runCmd(t, "", "bag", "fix", in, out, "--apply", "/imu=timestamp_estimator",
+				"--apply", "/scan=offset:0.5")
+			require.Equal(t, 0, code, errOut)
+			ib, err := bag.Open(in)
+			require.NoError(t, err)
+			ob, err := bag.Open(out)
+			require.NoError(t, err)
+			type topicMeta struct {
+				typ, qos string
+				count    uint64
+			}
+			meta := func(m *bag.Metadata) map[string]topicMeta {
+				r := map[string]topicMeta{}
+				for _, ti := range m.Topics {
+					r[ti.Name] = topicMeta{ti.Type, ti.OfferedQoSProfiles, ti.MessageCount}
+				}
+				return r
+			}
+			want := meta(ib.Metadata)
+			require.Contains(t, want, "/parameter_events")
+			require.Zero(t, want["/parameter_events"].count)
+			require.Equal(t, want, meta(ob.Metadata))
+			// What the storage files hold, read through, agrees.
+			s, err := ob.Summarize()
+			require.NoError(t, err)
+			got := map[string]topicMeta{}
+			for _, ts := range s.Topics {
+				got[ts.Topic.Name] = topicMeta{ts.Topic.Type, ts.Topic.OfferedQoSProfiles, ts.Count}
+			}
+			require.Equal(t, want, got)
+			im, _ := readBag(t, in)
+			om, _ := readBag(t, out)
+			require.Len(t, om, len(im))
+		})
+	}
+}
+
 // TestBagReport: the report's figures against the simulator's truth.
 func TestBagReport(t *testing.T) {
 	dir := t.TempDir()

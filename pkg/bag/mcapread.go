@@ -74,6 +74,7 @@ type mcapFile struct {
 	// counters of what was skipped
 	badChunks, bigAttachments, unknownChannel int
 	ended                                     bool  // DataEnd or Footer seen
+	inSummary                                 bool  // after DataEnd
 	msgStart                                  int64 // offset before the current Next
 }
 
@@ -140,6 +141,16 @@ func (f *mcapFile) next(rec *rawRecord) error {
 		}
 		f.msgStart = f.cr.n
 		tok, data, err := f.lexNext()
+		if f.inSummary {
+			if err != nil || tok == mcap.TokenFooter {
+				// Every message has been read: a summary cut short
+				// loses only the channels defined nowhere else.
+				return io.EOF
+			}
+			if tok != mcap.TokenSchema && tok != mcap.TokenChannel {
+				continue
+			}
+		}
 		if tok == mcap.TokenInvalidChunk {
 			// A chunk whose content does not match its CRC: skipped,
 			// counted; the lexer goes on after it.
@@ -182,6 +193,9 @@ func (f *mcapFile) next(rec *rawRecord) error {
 			if err != nil {
 				return f.errAt(f.msgStart, fmt.Errorf("%w: schema record: %v", ErrFormat, err))
 			}
+			if _, dup := f.schemas[s.ID]; dup && f.inSummary {
+				continue
+			}
 			f.schemas[s.ID] = &Schema{Name: s.Name, Encoding: s.Encoding, Data: bytes.Clone(s.Data)}
 		case mcap.TokenChannel:
 			c, err := mcap.ParseChannel(data)
@@ -214,9 +228,16 @@ func (f *mcapFile) next(rec *rawRecord) error {
 			if err == nil {
 				f.header = h
 			}
-		case mcap.TokenDataEnd, mcap.TokenFooter:
-			// After DataEnd comes the summary: its schemas and channels
-			// repeat the data section's, and nothing else is wanted.
+		case mcap.TokenDataEnd:
+			// After DataEnd comes the summary. Its schemas and channels
+			// repeat the data section's, except those of topics that got
+			// no message: rosbag2's MCAP writer (libmcap) writes a
+			// channel into the data section only with its first message,
+			// so a recorded topic without messages (/parameter_events,
+			// often) is defined in the summary alone. Those are read
+			// there; nothing else of the summary is wanted.
+			f.ended, f.inSummary = true, true
+		case mcap.TokenFooter:
 			f.ended = true
 			return io.EOF
 		}
