@@ -197,6 +197,13 @@ func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
 	if n.core, err = s.New(n.publish); err != nil {
 		return n, err
 	}
+	if a, ok := n.core.(Attacher); ok {
+		outs := make([]string, len(n.out))
+		for i, o := range n.out {
+			outs[i] = o.name
+		}
+		a.Attach(Env{Inputs: slices.Clone(n.names), Outputs: outs, Log: func(l LogLevel, msg string) { n.tr.Log(l, msg) }})
+	}
 	n.Params.AddApplier(n.apply)
 	return n, nil
 }
