@@ -118,7 +118,7 @@ type Reference struct {
 type Config struct {
 	// Seed selects the random streams; the same seed gives the same
 	// samples (their stamps relative to the start).
-	Seed uint64
+	Seed               uint64
 	IMU, Lidar, Camera Sensor
 	Image              Image
 	// Beams is the number of ranges of a scan.
@@ -139,15 +139,17 @@ const (
 var SensorNames = []string{"imu", "lidar", "camera"}
 
 // Sensors returns the sensors in output order.
-func (c *Config) Sensors() [numSensors]*Sensor { return [numSensors]*Sensor{&c.IMU, &c.Lidar, &c.Camera} }
+func (c *Config) Sensors() [numSensors]*Sensor {
+	return [numSensors]*Sensor{&c.IMU, &c.Lidar, &c.Camera}
+}
 
 // DefaultConfig returns the node's defaults: a 400 Hz IMU stamped on
-// arrival (5 ms latency, uniform 0–2 ms jitter), a 10 Hz lidar stamped by a
+// arrival (1 ms latency, uniform 0–2 ms jitter), a 10 Hz lidar stamped by a
 // 32-bit microsecond tick counter 20 ppm fast, a 30 Hz 640x480 rgb8 camera
 // (15 ms + exponential 3 ms, 1 % loss), a reference pulse every 40 IMU
 // samples (10 Hz) late by up to 20 µs.
 func DefaultConfig() Config {
-	imu := Sensor{Enabled: true, Rate: 400, Latency: 5 * time.Millisecond, Jitter: sim.Uniform, JitterScale: 2 * time.Millisecond,
+	imu := Sensor{Enabled: true, Rate: 400, Latency: time.Millisecond, Jitter: sim.Uniform, JitterScale: 2 * time.Millisecond,
 		BurstLen: 1, BatchSize: 2, TickPeriod: time.Microsecond, TickBits: 32, FrameID: "imu_link"}
 	lidar := Sensor{Enabled: true, Rate: 10, Latency: time.Millisecond, Jitter: sim.Exponential, JitterScale: 500 * time.Microsecond,
 		BurstLen: 1, BatchSize: 2, Stamp: DeviceStamp, SkewPPM: 20, DeviceOffset: 1234 * time.Second,
@@ -175,7 +177,9 @@ const (
 	RunLength = 7 * 24 * time.Hour
 )
 
-func bad(field, format string, args ...any) error { return cfgerr.New(ErrConfig, field, format, args...) }
+func bad(field, format string, args ...any) error {
+	return cfgerr.New(ErrConfig, field, format, args...)
+}
 
 func probOK(p float64) bool { return p >= 0 && p <= 1 }
 

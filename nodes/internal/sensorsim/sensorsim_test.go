@@ -153,7 +153,7 @@ func TestClock(t *testing.T) {
 		require.Greater(t, imu.Number, prevIMU.Number, "%s: numbers go on", tc.name)
 		require.Less(t, len(next), len(first)+len(first)/5, "%s: no catching up with the jump", tc.name)
 		// The device clock goes on with the host's time in between.
-		gap := max(tc.at.Sub(prevScan.True), 0) // back: the device clock goes on from where it was
+		gap := max(tc.at.Sub(prevScan.True), 0)                   // back: the device clock goes on from where it was
 		wrap := float64(int64(1)<<32) * float64(time.Microsecond) // the counter's
 		want := math.Mod(float64(prevScan.Stamp)+float64(gap)*(1+20e-6), wrap)
 		require.InDelta(t, want, float64(scan.Stamp), float64(200*time.Millisecond), tc.name)

@@ -200,7 +200,7 @@ func Table(rows []TopicErrors, window time.Duration) string {
 			if r.Raw.Count == 0 {
 				continue
 			}
-			topic = r.TruthTopic + " (not corrected)"
+			topic = "(not corrected)"
 			arrow = func(raw, _ float64) string { return Format(raw) }
 		}
 		shown++

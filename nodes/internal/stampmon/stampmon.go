@@ -77,7 +77,9 @@ func DefaultConfig() Config {
 		MaxPending: 100_000, SilentAfter: 3 * time.Second, LogEvery: 5 * time.Second}
 }
 
-func bad(field, format string, args ...any) error { return cfgerr.New(ErrConfig, field, format, args...) }
+func bad(field, format string, args ...any) error {
+	return cfgerr.New(ErrConfig, field, format, args...)
+}
 
 // Validate reports the first bad field, as a *cfgerr.Error.
 func (c Config) Validate() error {
@@ -140,10 +142,10 @@ type pendingCorr struct {
 
 // fifoItem orders pending samples by arrival, for their expiry.
 type fifoItem struct {
-	id  uint64
-	at  stamp.Time
-	fp  uint64
-	in  int // -1: a ground truth
+	id uint64
+	at stamp.Time
+	fp uint64
+	in int // -1: a ground truth
 }
 
 // Core matches corrected messages to their ground truth. One goroutine
