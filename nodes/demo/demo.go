@@ -126,8 +126,13 @@ func Replay(sc Scenario, start stamp.Time, d time.Duration) ([]stampmon.TopicErr
 		return nil, err
 	}
 	end := start.Add(d)
-	for t := start; t <= end; t = t.Add(sensorsim.TickEvery) {
+	for t := start; t <= end; { // as the node ticks: at each arrival, at most TickEvery apart
 		sim.Tick(t)
+		next := t.Add(sensorsim.TickEvery)
+		if a, ok := sim.Next(); ok && a < next {
+			next = a
+		}
+		t = max(next, t+1)
 	}
 	if failed != nil {
 		return nil, fmt.Errorf("demo: %w", failed)

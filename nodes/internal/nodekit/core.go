@@ -120,3 +120,11 @@ type Env struct {
 type Attacher interface {
 	Attach(Env)
 }
+
+// Waker is a Core that wants its next Tick sooner than Spec.TickEvery: a
+// simulated sensor publishes each sample when it arrives, not on a grid
+// of ticks. After each Tick the runtime calls Wake with the same time and
+// ticks again after what it returns (at most TickEvery, at least at once).
+type Waker interface {
+	Wake(now stamp.Time) time.Duration
+}

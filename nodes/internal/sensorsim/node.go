@@ -29,9 +29,10 @@ func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
 	}, nil
 }
 
-// TickEvery is how often the node publishes what its sensors delivered:
-// the publication is late by up to this much after the simulated arrival.
-const TickEvery = time.Millisecond
+// TickEvery is the longest the node waits between two looks at its
+// sensors; it wakes for each sample's arrival (Node.Wake), so a sample is
+// published when it arrives, late only by the scheduler's wake-up.
+const TickEvery = 10 * time.Millisecond
 
 // Node runs a Core for the node runtime (a nodekit.Core and
 // nodekit.Attacher).
@@ -84,6 +85,16 @@ func (n *Node) Tick(now stamp.Time) {
 			n.env.Log(nodekit.LogWarn, note)
 		}
 	}
+}
+
+// Wake implements nodekit.Waker: the next tick is at the next sample's
+// arrival.
+func (n *Node) Wake(now stamp.Time) time.Duration {
+	next, ok := n.core.Next()
+	if !ok {
+		return TickEvery
+	}
+	return next.Sub(now)
 }
 
 // Report implements nodekit.Core.

@@ -85,6 +85,7 @@ type Core struct {
 	next     [numSensors]uint64     // the number of each sensor's next sample
 	last     [numSensors]sim.Sample // each sensor's last sample
 	any      [numSensors]bool       // last is set
+	pulse    *Sample                // the reference pulse to publish after the next IMU sample
 	running  bool
 	now      stamp.Time // of the last tick
 	st       Status
@@ -150,6 +151,19 @@ func (c *Core) Tick(now stamp.Time) {
 		}
 		c.publish(best)
 	}
+}
+
+// Next returns the arrival time of the next sample to publish, and false
+// while no sensor runs.
+func (c *Core) Next() (stamp.Time, bool) {
+	var next stamp.Time
+	found := false
+	for _, s := range c.streams {
+		if s != nil && s.ok && (!found || s.head.Arrival < next) {
+			next, found = s.head.Arrival, true
+		}
+	}
+	return next, found
 }
 
 func (c *Core) note(s string) { c.notes = append(c.notes, s) }
@@ -223,11 +237,22 @@ func (c *Core) publish(i int) {
 		msg = c.payloads.Image(nil, hdr, sensor.FrameID, int(num))
 	}
 	c.send(Sample{Output: i, Number: num, True: x.True, Stamp: hdr, Msg: msg, FrameID: sensor.FrameID})
-	if i == IMU && c.cfg.Reference.Every > 0 && num%uint64(c.cfg.Reference.Every) == 0 {
+	if i != IMU {
+		return
+	}
+	// A pulse goes out after the IMU sample that follows the one it
+	// marks: a reference read by another driver comes later than its
+	// sample, and the two topics' messages may overtake each other on
+	// their way.
+	if c.pulse != nil {
+		c.send(*c.pulse)
+		c.pulse = nil
+	}
+	if c.cfg.Reference.Every > 0 && num%uint64(c.cfg.Reference.Every) == 0 {
 		ref := x.True.Add(time.Duration(c.refRNG.Float64() * float64(c.cfg.Reference.Jitter)))
 		c.st.Sensors[numSensors].Published++
-		c.send(Sample{Output: OutReference, Number: num / uint64(c.cfg.Reference.Every), True: x.True, Stamp: ref,
-			Msg: rosmsgs.AppendTimeReference(nil, x.Receive, sensor.FrameID, ref, "sensor_sim"), FrameID: sensor.FrameID})
+		c.pulse = &Sample{Output: OutReference, Number: num / uint64(c.cfg.Reference.Every), True: x.True, Stamp: ref,
+			Msg: rosmsgs.AppendTimeReference(nil, x.Receive, sensor.FrameID, ref, "sensor_sim"), FrameID: sensor.FrameID}
 	}
 }
 
