@@ -108,10 +108,12 @@ type Image struct {
 
 // Reference configures the hardware reference pulses: one every Every IMU
 // samples (0: none), on the IMU's true acquisition time, late by up to
-// Jitter (uniform), as a sync line read by a driver.
+// Jitter (uniform), as a sync line read by a driver; each is published
+// Latency after the acquisition it marks.
 type Reference struct {
-	Every  int
-	Jitter time.Duration
+	Every   int
+	Jitter  time.Duration
+	Latency time.Duration
 }
 
 // Config configures a Core.
@@ -147,7 +149,7 @@ func (c *Config) Sensors() [numSensors]*Sensor {
 // arrival (1 ms latency, uniform 0–2 ms jitter), a 10 Hz lidar stamped by a
 // 32-bit microsecond tick counter 20 ppm fast, a 30 Hz 640x480 rgb8 camera
 // (15 ms + exponential 3 ms, 1 % loss), a reference pulse every 40 IMU
-// samples (10 Hz) late by up to 20 µs.
+// samples (10 Hz) late by up to 20 µs, published 50 ms after the sample.
 func DefaultConfig() Config {
 	imu := Sensor{Enabled: true, Rate: 400, Latency: time.Millisecond, Jitter: sim.Uniform, JitterScale: 2 * time.Millisecond,
 		BurstLen: 1, BatchSize: 2, TickPeriod: time.Microsecond, TickBits: 32, FrameID: "imu_link"}
@@ -158,7 +160,7 @@ func DefaultConfig() Config {
 		Loss: 0.01, BurstLen: 1, BatchSize: 2, TickPeriod: time.Microsecond, TickBits: 32, FrameID: "camera"}
 	return Config{Seed: 1, IMU: imu, Lidar: lidar, Camera: camera,
 		Image: Image{Width: 640, Height: 480, Encoding: "rgb8"}, Beams: 720,
-		Reference: Reference{Every: 40, Jitter: 20 * time.Microsecond}}
+		Reference: Reference{Every: 40, Jitter: 20 * time.Microsecond, Latency: 50 * time.Millisecond}}
 }
 
 // Limits of the parameters: a sensor runs for RunLength of node time
@@ -245,6 +247,8 @@ func (c Config) Validate() error {
 		return bad("Reference.Every", "is %d, want ≥ 0 (0: no pulses)", c.Reference.Every)
 	case c.Reference.Jitter < 0 || c.Reference.Jitter > time.Second:
 		return bad("Reference.Jitter", "is %v, want 0..%v", c.Reference.Jitter, time.Second)
+	case c.Reference.Latency < 0 || c.Reference.Latency > time.Second:
+		return bad("Reference.Latency", "is %v, want 0..%v", c.Reference.Latency, time.Second)
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ func fieldParams() map[string]string {
 	m := map[string]string{
 		"Seed": "seed", "Image.Width": "camera.width", "Image.Height": "camera.height", "Image.Encoding": "camera.encoding",
 		"Beams": "lidar.beams", "Reference.Every": "reference.every", "Reference.Jitter": "reference.jitter_sec",
+		"Reference.Latency": "reference.latency_sec",
 	}
 	for i, name := range SensorNames {
 		for _, f := range sensorFields {
@@ -71,6 +72,9 @@ func (p *Params) Bind(b *params.Binder) {
 		IntRange:    params.Ints(0, 1_000_000, 1)})
 	b.Duration("reference.jitter_sec", &c.Reference.Jitter, params.Descriptor{
 		Description: "the pulses' time_ref is the IMU sample's true acquisition time plus up to this much (s, uniform)",
+		FloatRange:  params.Floats(0, 1, 0)})
+	b.Duration("reference.latency_sec", &c.Reference.Latency, params.Descriptor{
+		Description: "a pulse is published this long after the acquisition it marks (s): read by another driver, it comes after its sample",
 		FloatRange:  params.Floats(0, 1, 0)})
 	b.QoS("qos.out", &p.Out)
 	b.QoS("qos.truth", &p.Truth)

@@ -44,6 +44,12 @@ type Sample struct {
 	At stamp.Time
 }
 
+// pulse is a reference pulse on its way.
+type pulse struct {
+	arrival stamp.Time
+	s       Sample
+}
+
 // stream is one sensor's run.
 type stream struct {
 	del  *sim.Delivery
@@ -85,7 +91,7 @@ type Core struct {
 	next     [numSensors]uint64     // the number of each sensor's next sample
 	last     [numSensors]sim.Sample // each sensor's last sample
 	any      [numSensors]bool       // last is set
-	pulse    *Sample                // the reference pulse to publish after the next IMU sample
+	pulses   []pulse                // reference pulses waiting for their arrival, oldest first
 	running  bool
 	now      stamp.Time // of the last tick
 	st       Status
@@ -146,6 +152,11 @@ func (c *Core) Tick(now stamp.Time) {
 				best = i
 			}
 		}
+		if len(c.pulses) > 0 && c.pulses[0].arrival <= now && (best < 0 || c.pulses[0].arrival <= c.streams[best].head.Arrival) {
+			c.send(c.pulses[0].s)
+			c.pulses = c.pulses[1:]
+			continue
+		}
 		if best < 0 {
 			return
 		}
@@ -157,7 +168,10 @@ func (c *Core) Tick(now stamp.Time) {
 // while no sensor runs.
 func (c *Core) Next() (stamp.Time, bool) {
 	var next stamp.Time
-	found := false
+	found := len(c.pulses) > 0
+	if found {
+		next = c.pulses[0].arrival
+	}
 	for _, s := range c.streams {
 		if s != nil && s.ok && (!found || s.head.Arrival < next) {
 			next, found = s.head.Arrival, true
@@ -178,6 +192,7 @@ func (c *Core) Notes() []string {
 
 func (c *Core) restart(now stamp.Time) {
 	c.st.Restarts++
+	c.pulses = nil
 	c.start(now, -1)
 }
 
@@ -240,19 +255,15 @@ func (c *Core) publish(i int) {
 	if i != IMU {
 		return
 	}
-	// A pulse goes out after the IMU sample that follows the one it
-	// marks: a reference read by another driver comes later than its
-	// sample, and the two topics' messages may overtake each other on
-	// their way.
-	if c.pulse != nil {
-		c.send(*c.pulse)
-		c.pulse = nil
-	}
 	if c.cfg.Reference.Every > 0 && num%uint64(c.cfg.Reference.Every) == 0 {
 		ref := x.True.Add(time.Duration(c.refRNG.Float64() * float64(c.cfg.Reference.Jitter)))
 		c.st.Sensors[numSensors].Published++
-		c.pulse = &Sample{Output: OutReference, Number: num / uint64(c.cfg.Reference.Every), True: x.True, Stamp: ref,
-			Msg: rosmsgs.AppendTimeReference(nil, x.Receive, sensor.FrameID, ref, "sensor_sim"), FrameID: sensor.FrameID}
+		// The pulse arrives Reference.Latency after the acquisition: read
+		// by another driver, it comes later than its sample (a node that
+		// saw it first would have to guess which sample it marks).
+		c.pulses = append(c.pulses, pulse{arrival: x.True.Add(c.cfg.Reference.Latency), s: Sample{Output: OutReference,
+			Number: num / uint64(c.cfg.Reference.Every), True: x.True, Stamp: ref,
+			Msg: rosmsgs.AppendTimeReference(nil, x.Arrival, sensor.FrameID, ref, "sensor_sim"), FrameID: sensor.FrameID}})
 	}
 }
 

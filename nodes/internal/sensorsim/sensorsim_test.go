@@ -93,10 +93,18 @@ func TestCoreIsTheSimulator(t *testing.T) {
 	}
 	require.Equal(t, 1, wraps)
 	refs := byOut[OutReference]
-	require.Len(t, refs, (len(byOut[OutIMU])+cfg.Reference.Every-1)/cfg.Reference.Every)
+	pulses := 0
+	for _, s := range byOut[OutIMU] {
+		if s.Number%uint64(cfg.Reference.Every) == 0 && s.True.Add(cfg.Reference.Latency) <= t0.Add(2*time.Second) {
+			pulses++
+		}
+	}
+	require.Len(t, refs, pulses)
 	for k, r := range refs {
 		imu := byOut[OutIMU][k*cfg.Reference.Every]
 		require.Equal(t, imu.True, r.True)
+		require.GreaterOrEqual(t, r.At, r.True.Add(cfg.Reference.Latency), "published Latency after the acquisition")
+		require.Less(t, r.At, r.True.Add(cfg.Reference.Latency+time.Millisecond))
 		require.Equal(t, uint64(k), r.Number)
 		require.GreaterOrEqual(t, r.Stamp, r.True)
 		require.Less(t, r.Stamp.Sub(r.True), cfg.Reference.Jitter)
