@@ -2,6 +2,7 @@ package sensorsim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -136,7 +137,7 @@ func (c *Core) Tick(now stamp.Time) {
 	switch {
 	case !c.running:
 		c.running = true
-		c.start(now, -1)
+		c.start(now, -1, false)
 	case now < c.now:
 		c.note(fmt.Sprintf("the clock went back by %v: the sensors start over", c.now.Sub(now)))
 		c.restart(now)
@@ -193,13 +194,17 @@ func (c *Core) Notes() []string {
 func (c *Core) restart(now stamp.Time) {
 	c.st.Restarts++
 	c.pulses = nil
-	c.start(now, -1)
+	c.start(now, -1, false)
 }
 
 // start starts sensor only (all of them for -1) at now. A sensor numbers
 // its samples on, and its device clock goes on from where it was: a
-// restart is the host's, not the device's.
-func (c *Core) start(now stamp.Time, only int) {
+// restart is the host's, not the device's. With keepPhase (its settings
+// changed, its run ended) a sensor that ran goes on acquiring on its own
+// schedule, a period after its last sample, as a real sensor does when
+// its driver or link changes; without (the clock went back or jumped), at
+// now.
+func (c *Core) start(now stamp.Time, only int, keepPhase bool) {
 	for i, s := range c.cfg.Sensors() {
 		if only >= 0 && i != only {
 			continue
@@ -208,10 +213,14 @@ func (c *Core) start(now stamp.Time, only int) {
 		if !s.Enabled {
 			continue
 		}
-		sc := s.SimConfig(SensorSeed(c.cfg.Seed, i), now)
+		at := now
+		if keepPhase && c.any[i] && now.Sub(c.last[i].True) < time.Second {
+			at = c.last[i].True.Add(time.Duration(math.Round(1e9 / s.Rate)))
+		}
+		sc := s.SimConfig(SensorSeed(c.cfg.Seed, i), at)
 		if c.any[i] {
 			last := c.last[i]
-			gap := max(now.Sub(last.True), 0) // a clock that went back: the device's went on
+			gap := max(at.Sub(last.True), 0) // a clock that went back: the device's went on
 			off := last.Device + time.Duration(float64(gap)*(1+s.SkewPPM*1e-6))
 			sc.Clock.Offset = min(max(off, 0), MaxDeviceClock)
 		}
@@ -238,7 +247,7 @@ func (c *Core) publish(i int) {
 	if s.head, s.ok = s.del.Next(); !s.ok {
 		// The run is over (RunLength): the sensor starts over, its clock
 		// and numbers going on.
-		c.start(x.Arrival, i)
+		c.start(x.Arrival, i, true)
 	}
 	sensor := c.cfg.Sensors()[i]
 	hdr := sensor.HeaderStamp(x)
@@ -296,7 +305,7 @@ func (c *Core) Reconfigure(cfg Config) error {
 	changed := false
 	for i := range newS {
 		if *oldS[i] != *newS[i] || old.Seed != cfg.Seed {
-			c.start(c.now, i)
+			c.start(c.now, i, true)
 			changed = true
 		}
 	}

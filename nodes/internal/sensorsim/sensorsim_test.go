@@ -180,9 +180,18 @@ func TestReconfigure(t *testing.T) {
 	cfg.Camera.Enabled = false
 	require.NoError(t, c.Reconfigure(cfg))
 	require.EqualValues(t, 1, c.Status().Restarts)
+	lastIMU := c.last[IMU]
 	got := run(c, t0.Add(time.Second+time.Millisecond), time.Second, time.Millisecond)
+	firstIMU := true
 	for _, s := range got {
 		require.NotEqual(t, OutImage, s.Output, "the camera is off")
+		if s.Output == OutIMU && firstIMU {
+			// The IMU acquires on its own schedule: a new jitter does not
+			// move its samples.
+			require.Equal(t, lastIMU.True.Add(2500*time.Microsecond), s.True)
+			require.Equal(t, imuBefore.Published+imuBefore.Lost, s.Number)
+			firstIMU = false
+		}
 	}
 	st := c.Status()
 	require.InDelta(t, imuBefore.Published+400, st.Sensors[IMU].Published, 10)
