@@ -91,7 +91,11 @@ const (
 // every message received when published. It returns the monitor's rows at
 // the end, over its window: the IMU (RowIMU), the lidar (RowLidar), then
 // the topics not corrected (the camera, the pulses).
+//
+// The camera's images are drawn 8x8 (mono8): their size changes the time a
+// replay takes, not its figures.
 func Replay(sc Scenario, start stamp.Time, d time.Duration) ([]stampmon.TopicErrors, error) {
+	sc.Sim.Image = sensorsim.Image{Width: 8, Height: 8, Encoding: "mono8"}
 	est, err := tsestnode.New(sc.Estimator)
 	if err != nil {
 		return nil, err
