@@ -81,7 +81,7 @@ func TestMain(m *testing.M) {
 			// nodes must exit within one of SIGTERM.
 			os.Setenv("GORACE", "atexit_sleep_ms=0")
 		}
-		for _, node := range []string{"timestamp_estimator", "clock_sync", "synchronizer", "stream_aligner"} {
+		for _, node := range []string{"timestamp_estimator", "clock_sync", "synchronizer", "stream_aligner", "sensor_sim", "stamp_monitor"} {
 			cmd := exec.Command("go", append(flags, "-o", filepath.Join(binDir, node), "../nodes/"+node)...)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", node, err, out)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"container/heap"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -817,18 +816,14 @@ func (s *fixSync) onSet(set []tsync.Message[syncMember]) {
 			return
 		}
 	}
-	e := rosmsgs.NewEnc(s.buf)
+	e := rosmsgs.NewCDR(s.buf)
 	e.Header(hi, "")
-	e.B = binary.LittleEndian.AppendUint64(alignTo(e.B, 8), s.sets)
-	e.U32(uint32(len(set)))
+	e.Uint64(s.sets)
+	e.Uint32(uint32(len(set)))
 	for _, m := range set {
-		sec, ns, _ := m.Stamp.ROS()
-		e.I32(sec)
-		e.U32(ns)
+		e.Time(m.Stamp)
 	}
-	sp := hi.Sub(lo)
-	e.I32(int32(sp / time.Second))
-	e.U32(uint32(sp % time.Second))
+	e.Duration(hi.Sub(lo))
 	s.buf = e.B
 	if s.sets == 0 {
 		if err := s.w.AddTopic(s.matched); err != nil {
@@ -841,13 +836,4 @@ func (s *fixSync) onSet(set []tsync.Message[syncMember]) {
 		return
 	}
 	s.sets++
-}
-
-// alignTo pads a CDR message so that the next field starts at a multiple
-// of n from the body's start (after the 4-byte encapsulation header).
-func alignTo(b []byte, n int) []byte {
-	for (len(b)-4)%n != 0 {
-		b = append(b, 0)
-	}
-	return b
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -113,7 +112,10 @@ func writeSimBag(e *env, o simBagOptions) error {
 		}
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 0x6261670a))
-	gen := newSimPayloads(o.imageW, o.imageH)
+	gen, err := rosmsgs.NewPayloads(rosmsgs.PayloadOptions{ImageWidth: o.imageW, ImageHeight: o.imageH})
+	if err != nil {
+		return err
+	}
 	var buf []byte
 	var last stamp.Time
 	var written int64
@@ -144,7 +146,7 @@ func writeSimBag(e *env, o simBagOptions) error {
 			logT = last
 		}
 		last = logT
-		buf = gen.message(buf, k.typ, hdr, k.frame, m.Seq)
+		buf = gen.Message(buf, k.typ, hdr, k.frame, m.Seq)
 		if o.maxBagSize > 0 && written > 0 && written+int64(len(buf)) > o.maxBagSize {
 			ob.w.Split()
 			written = 0
@@ -171,48 +173,4 @@ func writeSimBag(e *env, o simBagOptions) error {
 		fmt.Fprintf(e.stderr, "timealign simulate: wrote %s: %d messages on %d topics, %d file(s), %s\n", o.dir, meta.MessageCount, len(topics), len(meta.Files), meta.Duration.Round(time.Millisecond))
 	}
 	return nil
-}
-
-// simPayloads makes the bodies of the simulated messages: a slowly
-// turning IMU, a scan of a round room, a gradient image.
-type simPayloads struct {
-	imu   rosmsgs.Imu
-	scan  rosmsgs.LaserScan
-	image rosmsgs.Image
-}
-
-func newSimPayloads(w, h int) *simPayloads {
-	p := &simPayloads{}
-	p.imu.Orientation = [4]float64{0, 0, 0, 1}
-	p.imu.LinearAcceleration = [3]float64{0, 0, 9.81}
-	for i := 0; i < 9; i += 4 {
-		p.imu.OrientationCov[i], p.imu.AngularVelocityCov[i], p.imu.LinearAccelerationCov[i] = 1e-4, 1e-6, 1e-3
-	}
-	n := 360
-	p.scan = rosmsgs.LaserScan{AngleMin: -math.Pi, AngleMax: math.Pi, AngleIncrement: 2 * math.Pi / float32(n),
-		ScanTime: 0.1, TimeIncrement: 0.1 / float32(n), RangeMin: 0.1, RangeMax: 30,
-		Ranges: make([]float32, n), Intensities: make([]float32, n)}
-	for i := range n {
-		p.scan.Ranges[i] = 4 + float32(math.Sin(float64(i)*math.Pi/90))
-		p.scan.Intensities[i] = 100
-	}
-	p.image = rosmsgs.Image{Height: uint32(h), Width: uint32(w), Encoding: "mono8", Step: uint32(w), Data: make([]byte, w*h)}
-	return p
-}
-
-func (p *simPayloads) message(buf []byte, typ string, t stamp.Time, frame string, seq int) []byte {
-	switch typ {
-	case "sensor_msgs/msg/LaserScan":
-		return rosmsgs.AppendLaserScan(buf, t, frame, &p.scan)
-	case "sensor_msgs/msg/Image":
-		w := int(p.image.Width)
-		for i := range p.image.Data {
-			p.image.Data[i] = byte(i%w + i/w + seq)
-		}
-		return rosmsgs.AppendImage(buf, t, frame, &p.image)
-	}
-	a := float64(seq) * 1e-3
-	p.imu.Orientation = [4]float64{0, 0, math.Sin(a / 2), math.Cos(a / 2)}
-	p.imu.AngularVelocity = [3]float64{0, 0, 0.1}
-	return rosmsgs.AppendImu(buf, t, frame, &p.imu)
 }

@@ -1,71 +1,14 @@
-// Package rosmsgs serializes the standard sensor messages that the
-// simulated bags hold (sensor_msgs/Imu, LaserScan, Image) as ROS 2 CDR
-// (XCDR1, little endian, with the 4-byte encapsulation header), the bytes
-// rmw_serialize produces and rosbag2 records.
+// Package rosmsgs serializes ROS 2 messages in Go as CDR (XCDR1, little
+// endian, with the 4-byte encapsulation header), the bytes rmw_serialize
+// produces and rosbag2 records: [CDR], the encoder the nodes' status and
+// diagnostics are written with too, the standard sensor messages of the
+// simulated bags and of the sensor_sim node (sensor_msgs/Imu, LaserScan,
+// Image, TimeReference), and [Payloads], the simulated sensors' contents.
 package rosmsgs
 
 import (
-	"encoding/binary"
-	"math"
-
 	"github.com/timealign/timealign/pkg/stamp"
 )
-
-// Enc appends CDR fields; alignment is relative to the body, which starts
-// after the 4-byte encapsulation header.
-type Enc struct{ B []byte }
-
-// NewEnc starts a little-endian CDR message in buf (reused).
-func NewEnc(buf []byte) *Enc { return &Enc{B: append(buf[:0], 0x00, 0x01, 0x00, 0x00)} }
-
-func (e *Enc) align(n int) {
-	for (len(e.B)-4)%n != 0 {
-		e.B = append(e.B, 0)
-	}
-}
-
-// U8 appends a uint8.
-func (e *Enc) U8(v uint8) { e.B = append(e.B, v) }
-
-// U32 appends a uint32.
-func (e *Enc) U32(v uint32) { e.align(4); e.B = binary.LittleEndian.AppendUint32(e.B, v) }
-
-// I32 appends an int32.
-func (e *Enc) I32(v int32) { e.U32(uint32(v)) }
-
-// F32 appends a float32.
-func (e *Enc) F32(v float32) { e.U32(math.Float32bits(v)) }
-
-// F64 appends a float64.
-func (e *Enc) F64(v float64) {
-	e.align(8)
-	e.B = binary.LittleEndian.AppendUint64(e.B, math.Float64bits(v))
-}
-
-// String appends a string (length with its NUL, bytes, NUL).
-func (e *Enc) String(s string) {
-	e.U32(uint32(len(s) + 1))
-	e.B = append(e.B, s...)
-	e.B = append(e.B, 0)
-}
-
-// Bytes appends a uint8[] sequence.
-func (e *Enc) Bytes(b []byte) {
-	e.U32(uint32(len(b)))
-	e.B = append(e.B, b...)
-}
-
-// Header appends a std_msgs/Header; a stamp outside builtin_interfaces/Time
-// is written as 0.
-func (e *Enc) Header(t stamp.Time, frameID string) {
-	sec, ns, err := t.ROS()
-	if err != nil {
-		sec, ns = 0, 0
-	}
-	e.I32(sec)
-	e.U32(ns)
-	e.String(frameID)
-}
 
 // Imu is a sensor_msgs/Imu.
 type Imu struct {
@@ -78,25 +21,25 @@ type Imu struct {
 
 // AppendImu serializes an Imu message into buf.
 func AppendImu(buf []byte, t stamp.Time, frameID string, m *Imu) []byte {
-	e := NewEnc(buf)
+	e := NewCDR(buf)
 	e.Header(t, frameID)
 	for _, v := range m.Orientation {
-		e.F64(v)
+		e.Float64(v)
 	}
 	for _, v := range m.OrientationCov {
-		e.F64(v)
+		e.Float64(v)
 	}
 	for _, v := range m.AngularVelocity {
-		e.F64(v)
+		e.Float64(v)
 	}
 	for _, v := range m.AngularVelocityCov {
-		e.F64(v)
+		e.Float64(v)
 	}
 	for _, v := range m.LinearAcceleration {
-		e.F64(v)
+		e.Float64(v)
 	}
 	for _, v := range m.LinearAccelerationCov {
-		e.F64(v)
+		e.Float64(v)
 	}
 	return e.B
 }
@@ -109,15 +52,15 @@ type LaserScan struct {
 
 // AppendLaserScan serializes a LaserScan message into buf.
 func AppendLaserScan(buf []byte, t stamp.Time, frameID string, m *LaserScan) []byte {
-	e := NewEnc(buf)
+	e := NewCDR(buf)
 	e.Header(t, frameID)
 	for _, v := range []float32{m.AngleMin, m.AngleMax, m.AngleIncrement, m.TimeIncrement, m.ScanTime, m.RangeMin, m.RangeMax} {
-		e.F32(v)
+		e.Float32(v)
 	}
 	for _, seq := range [][]float32{m.Ranges, m.Intensities} {
-		e.U32(uint32(len(seq)))
+		e.Uint32(uint32(len(seq)))
 		for _, v := range seq {
-			e.F32(v)
+			e.Float32(v)
 		}
 	}
 	return e.B
@@ -134,13 +77,23 @@ type Image struct {
 
 // AppendImage serializes an Image message into buf.
 func AppendImage(buf []byte, t stamp.Time, frameID string, m *Image) []byte {
-	e := NewEnc(buf)
+	e := NewCDR(buf)
 	e.Header(t, frameID)
-	e.U32(m.Height)
-	e.U32(m.Width)
+	e.Uint32(m.Height)
+	e.Uint32(m.Width)
 	e.String(m.Encoding)
-	e.U8(m.IsBigEndian)
-	e.U32(m.Step)
+	e.Uint8(m.IsBigEndian)
+	e.Uint32(m.Step)
 	e.Bytes(m.Data)
+	return e.B
+}
+
+// AppendTimeReference serializes a sensor_msgs/TimeReference into buf:
+// header (stamp t, frameID), time_ref ref, source.
+func AppendTimeReference(buf []byte, t stamp.Time, frameID string, ref stamp.Time, source string) []byte {
+	e := NewCDR(buf)
+	e.Header(t, frameID)
+	e.Time(ref)
+	e.String(source)
 	return e.B
 }

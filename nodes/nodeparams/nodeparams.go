@@ -1,6 +1,6 @@
 // Package nodeparams resolves the parameters of timealign's nodes from ROS 2
 // parameter files exactly as the running nodes do, for the offline tools
-// (timealign bag fix): the same declarations, ranges, checks and messages,
+// (timealign bag fix, the demo's offline replay in nodes/demo): the same declarations, ranges, checks and messages,
 // the node's own and the runtime's (inbox.*, use_sim_time), with node-name
 // sections and wildcards resolved for the node's fully qualified name.
 //
@@ -14,6 +14,8 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/sensorsim"
+	"github.com/timealign/timealign/nodes/internal/stampmon"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/params"
@@ -72,6 +74,28 @@ func Synchronizer(files []*params.File, node string, inputs int) (Sync, []string
 	p.Config.Sync.Topics = inputs
 	warnings, err := declare(files, node, p.Bind, p.Validate)
 	return Sync{Config: p.Config.Sync, MessageTypes: p.MessageTypes}, warnings, err
+}
+
+// SensorSim resolves the parameters of the sensor_sim node named node.
+func SensorSim(files []*params.File, node string) (sensorsim.Config, []string, error) {
+	p := sensorsim.DefaultParams()
+	warnings, err := declare(files, node, p.Bind, p.Validate)
+	return p.Config, warnings, err
+}
+
+// Monitor is what a stamp_monitor node's parameters say.
+type Monitor struct {
+	Config stampmon.Config
+	Inputs int
+	Labels []string
+}
+
+// StampMonitor resolves the parameters of the stamp_monitor node named
+// node.
+func StampMonitor(files []*params.File, node string) (Monitor, []string, error) {
+	p := stampmon.DefaultParams()
+	warnings, err := declare(files, node, p.Bind, p.Validate)
+	return Monitor{Config: p.Config, Inputs: p.Inputs, Labels: p.Labels}, warnings, err
 }
 
 // declare binds a node's parameters and the runtime's with the overrides

@@ -151,3 +151,31 @@ func TimeRef(msg []byte) (Time, error) {
 	}
 	return Normalize(int32(bo.Uint32(msg[off:])), bo.Uint32(msg[off+4:])), nil
 }
+
+// Fingerprint identifies a serialized message whose first field is a
+// std_msgs/Header by everything but its stamp: the FNV-1a 64-bit hash of
+// its representation identifier (bytes 0–1) and of its bytes from offset 12
+// on (frame_id and the rest of the message), zero-padded to a multiple of 4
+// from the start of the body. A node that rewrites only header.stamp (and a
+// middleware that pads a message to 4 bytes with zeros, setting the option
+// bytes 2–3) leaves it unchanged, so it finds a sample again whatever its
+// stamp became: timealign's sensor_sim publishes it with the sample's
+// ground truth. A message shorter than a stamp is [ErrTruncated]; the
+// frame_id is not checked. It does not allocate.
+func Fingerprint(msg []byte) (uint64, error) {
+	if _, err := byteOrder(msg); err != nil {
+		return 0, err
+	}
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for _, b := range msg[:2] {
+		h = (h ^ uint64(b)) * prime64
+	}
+	for _, b := range msg[HeaderStampSize:] {
+		h = (h ^ uint64(b)) * prime64
+	}
+	for n := (len(msg) - offSec) % 4; n > 0 && n < 4; n++ {
+		h *= prime64 // a zero byte: h ^ 0
+	}
+	return h, nil
+}

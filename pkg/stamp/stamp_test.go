@@ -251,7 +251,13 @@ func FuzzHeader(f *testing.F) {
 			require.Equal(t, st, hs)
 		}
 		orig := bytes.Clone(msg) // nil stays nil, empty stays empty (the fuzzer passes either)
+		fp, fpErr := Fingerprint(msg)
 		if err := SetHeaderStamp(msg, Time(v)); err == nil {
+			// The fingerprint ignores the stamp.
+			require.NoError(t, fpErr)
+			fp2, err := Fingerprint(msg)
+			require.NoError(t, err)
+			require.Equal(t, fp, fp2)
 			got, err := HeaderStamp(msg)
 			require.NoError(t, err)
 			require.Equal(t, Time(v), got)

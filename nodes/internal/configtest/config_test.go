@@ -16,6 +16,8 @@ import (
 	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/sensorsim"
+	"github.com/timealign/timealign/nodes/internal/stampmon"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/params"
@@ -29,7 +31,10 @@ type binding struct {
 
 func nodes() map[string]binding {
 	ts, cs, sy, al := tsestnode.DefaultParams(), clocksync.DefaultParams(), syncnode.DefaultParams(), alignnode.DefaultParams()
+	ss, sm := sensorsim.DefaultParams(), stampmon.DefaultParams()
 	return map[string]binding{
+		"sensor_sim":          {ss.Validate, ss.Bind},
+		"stamp_monitor":       {sm.Validate, sm.Bind},
 		"timestamp_estimator": {ts.Validate, ts.Bind},
 		"clock_sync":          {cs.Validate, cs.Bind},
 		"synchronizer":        {sy.Validate, sy.Bind},
@@ -40,7 +45,7 @@ func nodes() map[string]binding {
 func TestConfigFiles(t *testing.T) {
 	files, err := filepath.Glob("../../../config/*.yaml")
 	require.NoError(t, err)
-	require.Len(t, files, len(nodes()), "one config/<node>.yaml per node")
+	require.Len(t, files, len(nodes())+1, "one config/<node>.yaml per node, and demo.yaml (nodes/demo checks it)")
 	for node, b := range nodes() {
 		t.Run(node, func(t *testing.T) {
 			path := filepath.Join("../../../config", node+".yaml")

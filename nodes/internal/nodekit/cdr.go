@@ -1,80 +1,18 @@
 package nodekit
 
 import (
-	"encoding/binary"
-	"math"
-	"time"
-
+	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
 // CDR appends the fields of a ROS 2 message in little-endian CDR (XCDR1),
-// the serialization rmw_cyclonedds uses, so a node can publish messages of
-// fixed types (diagnostics, status) through serialized publishers without
-// generated bindings. Alignment is relative to the end of the 4-byte
-// encapsulation header. The zero value is not ready: use NewCDR.
-type CDR struct{ B []byte }
+// so a node publishes messages of fixed types (diagnostics, status) through
+// serialized publishers without generated bindings: internal/rosmsgs's
+// encoder, which the simulated sensors and bags use too.
+type CDR = rosmsgs.CDR
 
 // NewCDR starts a message in b (reused) with the encapsulation header.
-func NewCDR(b []byte) CDR { return CDR{B: append(b[:0], 0x00, 0x01, 0x00, 0x00)} }
-
-func (c *CDR) align(n int) {
-	for (len(c.B)-4)%n != 0 {
-		c.B = append(c.B, 0)
-	}
-}
-
-// Uint8 appends a byte (also bool, char, octet).
-func (c *CDR) Uint8(v uint8) { c.B = append(c.B, v) }
-
-// Bool appends a bool.
-func (c *CDR) Bool(v bool) {
-	if v {
-		c.Uint8(1)
-	} else {
-		c.Uint8(0)
-	}
-}
-
-// Uint32 appends a uint32 (also the length of sequences).
-func (c *CDR) Uint32(v uint32) { c.align(4); c.B = binary.LittleEndian.AppendUint32(c.B, v) }
-
-// Int32 appends an int32.
-func (c *CDR) Int32(v int32) { c.Uint32(uint32(v)) }
-
-// Uint64 appends a uint64.
-func (c *CDR) Uint64(v uint64) { c.align(8); c.B = binary.LittleEndian.AppendUint64(c.B, v) }
-
-// Float64 appends a float64.
-func (c *CDR) Float64(v float64) { c.Uint64(math.Float64bits(v)) }
-
-// String appends a string (length with the NUL, bytes, NUL).
-func (c *CDR) String(s string) {
-	c.Uint32(uint32(len(s) + 1))
-	c.B = append(c.B, s...)
-	c.B = append(c.B, 0)
-}
-
-// Time appends a builtin_interfaces/Time; stamps out of its range are
-// clamped to 0.
-func (c *CDR) Time(t stamp.Time) {
-	sec, ns, err := t.ROS()
-	if err != nil {
-		sec, ns = 0, 0
-	}
-	c.Int32(sec)
-	c.Uint32(ns)
-}
-
-// Duration appends a builtin_interfaces/Duration (sec rounded down,
-// nanosec in [0, 1e9)).
-func (c *CDR) Duration(d time.Duration) { c.Time(stamp.Time(d)) }
-
-// Header appends a std_msgs/Header.
-func (c *CDR) Header(t stamp.Time, frameID string) {
-	c.Time(t)
-	c.String(frameID)
-}
+func NewCDR(b []byte) CDR { return rosmsgs.NewCDR(b) }
 
 // AppendDiagnosticArray serializes a diagnostic_msgs/DiagnosticArray of
 // the given statuses, stamped t, into b (reused).

@@ -103,3 +103,28 @@ type Spec struct {
 	// AMENT_PREFIX_PATH.
 	MsgPrefixes []string
 }
+
+// Env is what the runtime tells a core that asks for it (an [Attacher]).
+type Env struct {
+	// Inputs and Outputs are the resolved topics of the node's ports
+	// (after remapping and the namespace), in the order of Spec.Ports.
+	Inputs, Outputs []string
+	// Log writes a line through ROS logging (console and /rosout). Call it
+	// from the core's methods (the owner goroutine).
+	Log func(l LogLevel, msg string)
+}
+
+// Attacher is a Core that wants its [Env]: a core that names its topics
+// in what it publishes, or logs lines of its own (a periodic summary). The
+// runtime calls Attach once, after Spec.New and before any other method.
+type Attacher interface {
+	Attach(Env)
+}
+
+// Waker is a Core that wants its next Tick sooner than Spec.TickEvery: a
+// simulated sensor publishes each sample when it arrives, not on a grid
+// of ticks. After each Tick the runtime calls Wake with the same time and
+// ticks again after what it returns (at most TickEvery, at least at once).
+type Waker interface {
+	Wake(now stamp.Time) time.Duration
+}

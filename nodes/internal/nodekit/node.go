@@ -197,6 +197,13 @@ func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
 	if n.core, err = s.New(n.publish); err != nil {
 		return n, err
 	}
+	if a, ok := n.core.(Attacher); ok {
+		outs := make([]string, len(n.out))
+		for i, o := range n.out {
+			outs[i] = o.name
+		}
+		a.Attach(Env{Inputs: slices.Clone(n.names), Outputs: outs, Log: func(l LogLevel, msg string) { n.tr.Log(l, msg) }})
+	}
 	n.Params.AddApplier(n.apply)
 	return n, nil
 }
@@ -335,10 +342,11 @@ func (n *Node) Run(ctx context.Context) error {
 	status := time.NewTicker(n.spec.StatusEvery)
 	defer status.Stop()
 	var tick <-chan time.Time
+	var tickTimer *time.Timer
 	if n.spec.TickEvery > 0 {
-		t := time.NewTicker(n.spec.TickEvery)
-		defer t.Stop()
-		tick = t.C
+		tickTimer = time.NewTimer(n.spec.TickEvery)
+		defer tickTimer.Stop()
+		tick = tickTimer.C
 	}
 	disc := time.NewTicker(200 * time.Millisecond)
 	defer disc.Stop()
@@ -366,9 +374,15 @@ func (n *Node) Run(ctx context.Context) error {
 		case <-n.inbox.Ready():
 			n.drain()
 		case <-tick:
+			next := n.spec.TickEvery
 			if n.phase == running {
-				n.core.Tick(n.Clock.Now())
+				now := n.Clock.Now()
+				n.core.Tick(now)
+				if w, ok := n.core.(Waker); ok {
+					next = min(next, max(w.Wake(now), 0))
+				}
 			}
+			tickTimer.Reset(next)
 		case <-status.C:
 			n.report()
 		case <-discC:

@@ -785,3 +785,43 @@ func TestRuntimeParameters(t *testing.T) {
 		require.Equal(t, 0, node.stop())
 	})
 }
+
+// attaching is an echo that wants its Env.
+type attaching struct {
+	*echo
+	env   nodekit.Env
+	calls int // Attach calls
+	first bool
+}
+
+func (a *attaching) Attach(e nodekit.Env) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.env, a.calls = e, a.calls+1
+	a.first = len(a.rt) == 0 && a.ticks == 0 && len(a.handled) == 0
+}
+
+// TestAttach: a core that is an Attacher gets its resolved topics (remapped,
+// in the namespace) and the node's log once, before anything else; its
+// lines go to ROS logging.
+func TestAttach(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		core := &attaching{echo: &echo{}}
+		s := echoSpec(core.echo, &echoParams{types: []string{"x_msgs/msg/X", "x_msgs/msg/X"}})
+		s.New = func(pub nodekit.Publish) (nodekit.Core, error) { core.publish = pub; return core, nil }
+		node := start(t, g, s, "--ros-args", "-r", "__ns:=/robot", "-r", "in0:=/cam", "-r", "out1:=/x/y")
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		core.mu.Lock()
+		require.Equal(t, 1, core.calls)
+		require.True(t, core.first, "Attach comes first")
+		require.Equal(t, []string{"/cam", "/robot/in1"}, core.env.Inputs)
+		require.Equal(t, []string{"/robot/out0", "/x/y"}, core.env.Outputs)
+		log := core.env.Log
+		core.mu.Unlock()
+		log(nodekit.LogInfo, "a line of the core's own")
+		require.Contains(t, fmt.Sprint(g.Node("/robot/echo").Logs()), "[INFO] a line of the core's own")
+		require.Equal(t, 0, node.stop())
+	})
+}

@@ -18,6 +18,8 @@ import (
 	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/sensorsim"
+	"github.com/timealign/timealign/nodes/internal/stampmon"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/pkg/pll"
@@ -276,3 +278,63 @@ func decode[T types.Message](t *testing.T, b []byte, ts types.MessageTypeSupport
 
 // msgAt is a small Header-first message stamped st.
 func msgAt(st stamp.Time) []byte { return cdrtest.Message(st, "f", 8) }
+
+// TestSensorSimEncodings: sensor_sim's SensorSimStatus and GroundTruth.
+func TestSensorSimEncodings(t *testing.T) {
+	p := sensorsim.DefaultParams()
+	p.Config.Camera.Enabled = false
+	core, err := p.NewNode(func(int, []byte) {})
+	require.NoError(t, err)
+	n := core.(*sensorsim.Node)
+	n.Attach(nodekit.Env{Outputs: []string{"/imu", "/scan", "/image", "/pps", "/truth"}})
+	st := sensorsim.Status{Running: true, Restarts: 2, Truths: 9, Config: p.Config}
+	st.Sensors[sensorsim.IMU] = sensorsim.SensorStatus{Published: 3, Lost: 4}
+	st.Sensors[sensorsim.Lidar] = sensorsim.SensorStatus{Published: 5, Lost: 6}
+	st.Sensors[3] = sensorsim.SensorStatus{Published: 7}
+	b := n.AppendStatusMsg(nil, statusNow, st, [4]float64{400.5, 10.25, 0, 9.75}, 11)
+	got := decode[*tamsg.SensorSimStatus](t, b, tamsg.SensorSimStatusTypeSupport)
+	want := &tamsg.SensorSimStatus{Header: stdmsg.Header{Stamp: rosTime(t, statusNow)}, Running: true, Restarts: 2,
+		Sensors: []string{"imu", "lidar", "reference"}, Topics: []string{"/imu", "/scan", "/pps"},
+		Published: []uint64{3, 5, 7}, Lost: []uint64{4, 6, 0}, Rates: []float64{400.5, 10.25, 9.75}, Truths: 9, DroppedQueue: 11}
+	require.Equal(t, want, got)
+	requireReserialized(t, b, got)
+
+	s := sensorsim.Sample{Number: 12, True: statusNow - 5000, Stamp: statusNow + 7000, Fingerprint: 0xfedcba9876543210, FrameID: "laser"}
+	b = sensorsim.AppendGroundTruth(nil, statusNow, "/demo/scan_raw", s)
+	gt := decode[*tamsg.GroundTruth](t, b, tamsg.GroundTruthTypeSupport)
+	require.Equal(t, &tamsg.GroundTruth{Header: stdmsg.Header{Stamp: rosTime(t, statusNow), FrameId: "laser"}, Topic: "/demo/scan_raw",
+		Sample: 12, TrueStamp: rosTime(t, s.True), Stamp: rosTime(t, s.Stamp), Fingerprint: s.Fingerprint}, gt)
+	requireReserialized(t, b, gt)
+	parsed, err := stampmon.ParseTruth(b)
+	require.NoError(t, err)
+	require.Equal(t, s.Fingerprint, parsed.Fingerprint)
+}
+
+// TestStampMonitorEncoding: stamp_monitor's StampMonitorStatus, nested
+// rows and all.
+func TestStampMonitorEncoding(t *testing.T) {
+	e := func(k float64) stampmon.Errors {
+		return stampmon.Errors{Count: int(k), Mean: -k * 1000, Std: k * 2000, Min: -k * 3000, Max: k * 4000,
+			P50: k * 5000, P90: k * 6000, P99: k * 7000, Worst: k * 8000}
+	}
+	us := func(k float64) tamsg.StampErrors {
+		return tamsg.StampErrors{Count: uint32(k), MeanUs: -k, StdUs: 2 * k, MinUs: -3 * k, MaxUs: 4 * k, P50Us: 5 * k,
+			P90Us: 6 * k, P99Us: 7 * k, WorstUs: 8 * k}
+	}
+	rows := []stampmon.TopicErrors{
+		{Name: "imu", Topic: "/imu", TruthTopic: "/imu_raw", Raw: e(1), Corrected: e(2), Received: 3, Matched: 4, Unmatched: 5},
+		{Name: "/cam", TruthTopic: "/cam", Raw: e(6), Received: 7},
+	}
+	cfg := stampmon.DefaultConfig()
+	st := stampmon.Status{Truths: 8, TruthsUnmatched: 9, Pending: 10, DroppedPending: 11, DroppedMalformed: 12, Config: cfg}
+	b := stampmon.AppendStatusMsg(nil, statusNow, st, rows, 13)
+	got := decode[*tamsg.StampMonitorStatus](t, b, tamsg.StampMonitorStatusTypeSupport)
+	want := &tamsg.StampMonitorStatus{Header: stdmsg.Header{Stamp: rosTime(t, statusNow)}, Window: rosDuration(t, cfg.Window),
+		Topics: []tamsg.TopicStampErrors{
+			{Name: "imu", Topic: "/imu", TruthTopic: "/imu_raw", Raw: us(1), Corrected: us(2), Received: 3, Matched: 4, Unmatched: 5},
+			{Name: "/cam", TruthTopic: "/cam", Raw: us(6), Received: 7},
+		},
+		Truths: 8, TruthsUnmatched: 9, Pending: 10, DroppedPending: 11, DroppedMalformed: 12, DroppedQueue: 13}
+	require.Equal(t, want, got)
+	requireReserialized(t, b, got)
+}

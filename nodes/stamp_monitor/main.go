@@ -1,0 +1,21 @@
+//go:build ros2
+
+// Command stamp_monitor measures corrected topics against sensor_sim's
+// ground truth (nodes/internal/stampmon): per input in0 … in{N-1}, the
+// stamp error before and after correction over a sliding window, on
+// ~/status (timealign/msg/StampMonitorStatus) and as a table in the log.
+//
+//	ros2 run timealign stamp_monitor --ros-args -p inputs:=1 -r in0:=/imu/data -r truth:=/truth
+package main
+
+import (
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/rosnode"
+	"github.com/timealign/timealign/nodes/internal/stampmon"
+)
+
+func main() {
+	p := stampmon.DefaultParams()
+	rosnode.Main(nodekit.Spec{Name: "stamp_monitor", What: stampmon.What, StatusType: stampmon.StatusType,
+		TickEvery: stampmon.TickEvery, Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
+}
