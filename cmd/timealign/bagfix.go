@@ -627,8 +627,12 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 	if !e.noProgress || len(o.warnings) > 0 {
 		f.summary(e, in, out, meta, ob.w.Dropped())
 	}
+	done := "; OUT was written whole"
+	if st == bag.MCAP {
+		done += ", its indexes and summary rebuilt"
+	}
+	notes.say(e, "fix", in, done)
 	if notes.any() {
-		notes.say(e, "fix", in)
 		return errSkipped
 	}
 	return nil
