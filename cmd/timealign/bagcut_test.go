@@ -201,3 +201,46 @@ func TestBagCutEmptySplitCLI(t *testing.T) {
 	got, _ := readBag(t, filepath.Join(dir, "o"))
 	require.Len(t, got, len(full))
 }
+
+// TestBagKilledRecordingsCLI: the recordings ros2 bag record wrote until
+// it was killed (testdata/rosbag2/*/killed*): info, report and fix exit 0
+// when no message was lost and 1 when one was, and fix writes what info
+// counts.
+func TestBagKilledRecordingsCLI(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		lost bool
+		want string
+	}{
+		{"mcap/killed_index", false, "ends without its summary"},
+		{"mcap/killed_chunk", true, "complete messages at its start were read"},
+		{"mcap/killed_lz4", true, "lz4 chunk at byte"},
+		{"mcap/killed_fastwrite", true, "message record of /imu"},
+		{"sqlite3/killed", false, "has no metadata.yaml"},
+		{"sqlite3/killed_wal", false, "its write-ahead log"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// A copy: SQLite may rewrite a WAL file's shared-memory index.
+			in := filepath.Join(dir, filepath.Base(c.name))
+			require.NoError(t, os.CopyFS(in, os.DirFS(filepath.Join("..", "..", "testdata", "rosbag2", c.name))))
+			wantCode := 0
+			if c.lost {
+				wantCode = 1
+			}
+			out, errOut, code := runCmd(t, "", "bag", "info", in)
+			require.Equal(t, wantCode, code, errOut)
+			require.Contains(t, out, c.want)
+			m := messagesLine.FindStringSubmatch(out)
+			require.NotNil(t, m, out)
+			_, errOut, code = runCmd(t, "", "bag", "report", in)
+			require.Equal(t, wantCode, code, errOut)
+			require.Contains(t, errOut, c.want)
+			_, errOut, code = runCmd(t, "", "bag", "fix", in, filepath.Join(dir, "fixed"), "--apply", "/imu=timestamp_estimator")
+			require.Equal(t, wantCode, code, errOut)
+			require.Contains(t, errOut, c.want)
+			got, _ := readBag(t, filepath.Join(dir, "fixed"))
+			require.Equal(t, m[1], strconv.Itoa(len(got)))
+		})
+	}
+}

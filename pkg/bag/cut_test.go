@@ -640,3 +640,94 @@ func TestSQLiteLeftovers(t *testing.T) {
 		})
 	}
 }
+
+// TestKilledRecordings reads recordings that `ros2 bag record` wrote on
+// Humble until it was killed with SIGKILL (testdata/rosbag2, see its
+// README). The counts per topic are what `ros2 bag reindex` found in the
+// same files, except in killed_chunk, where the complete messages at the
+// start of the cut uncompressed chunk are read too (rosbag2 drops them).
+func TestKilledRecordings(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		counts map[string]uint64
+		record string // the record the file ends in; "" for SQLite
+		lost   bool
+		// recovered: messages read from the cut chunk beyond rosbag2's
+		recovered map[string]uint64
+		leftover  string
+	}{
+		{name: "mcap/killed_index", counts: map[string]uint64{"/chatter": 2, "/imu": 21, "/scan": 3}, record: "message index"},
+		{name: "mcap/killed_chunk", counts: map[string]uint64{"/chatter": 2, "/imu": 21, "/scan": 3}, record: "chunk", lost: true,
+			recovered: map[string]uint64{"/chatter": 1, "/imu": 3}},
+		{name: "mcap/killed_lz4", counts: map[string]uint64{"/chatter": 1, "/imu": 11, "/scan": 1}, record: "chunk", lost: true},
+		{name: "mcap/killed_fastwrite", counts: map[string]uint64{"/chatter": 4, "/imu": 33, "/scan": 4}, record: "message", lost: true},
+		{name: "sqlite3/killed", counts: map[string]uint64{"/chatter": 4, "/imu": 40, "/scan": 4}},
+		{name: "sqlite3/killed_wal", counts: map[string]uint64{"/chatter": 1, "/imu": 6, "/scan": 1}, leftover: "-wal"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// A copy: SQLite may rewrite a WAL file's shared-memory index.
+			dir := filepath.Join(t.TempDir(), filepath.Base(c.name))
+			require.NoError(t, os.CopyFS(dir, os.DirFS(rosbag2Dir(c.name))))
+			b, err := Open(dir)
+			require.NoError(t, err)
+			require.Nil(t, b.Metadata)
+			require.True(t, b.NoMetadata)
+			want := map[string]uint64{}
+			for k, v := range c.counts {
+				want[k] = v + c.recovered[k]
+			}
+			s, err := b.Summarize()
+			require.NoError(t, err)
+			require.Empty(t, s.Skipped.Errors)
+			for _, ts := range s.Topics {
+				require.Equal(t, want[ts.Topic.Name], ts.Count, ts.Topic.Name)
+			}
+			var cuts []Cut
+			if b.Storage == MCAP {
+				cuts = s.Skipped.Cuts
+				require.Len(t, cuts, 1)
+				require.Equal(t, c.record, cuts[0].Record)
+				require.Equal(t, c.lost, cuts[0].Lost())
+				require.Equal(t, 4096*(cuts[0].Size/4096), cuts[0].Size, "the recorder wrote through a 4 KiB stdio buffer")
+				var n uint64
+				for _, v := range c.recovered {
+					n += v
+				}
+				require.Equal(t, int(n), cuts[0].Recovered)
+			} else if c.leftover != "" {
+				require.Len(t, s.Skipped.Cuts, 1)
+				require.Equal(t, filepath.Join(dir, filepath.Base(c.name)+"_0.db3"+c.leftover), s.Skipped.Cuts[0].Leftover)
+				require.False(t, s.Skipped.Cuts[0].Lost())
+			} else {
+				require.Empty(t, s.Skipped.Cuts, "a killed default SQLite recording leaves a consistent file")
+			}
+			// Reading gives the same counts and cut; the messages recovered
+			// from the cut chunk are whole: every Imu carries a header
+			// stamp within a second of its log time.
+			r := b.Records()
+			defer r.Close()
+			counts := map[string]uint64{}
+			var rec Record
+			for {
+				err := r.Next(&rec)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				require.NoError(t, err)
+				if rec.Kind != KindMessage {
+					continue
+				}
+				counts[rec.Message.Topic.Name]++
+				if rec.Message.Topic.Name == "/imu" {
+					require.Equal(t, "sensor_msgs/msg/Imu", rec.Message.Topic.Type)
+					h, _, err := stamp.Header(rec.Message.Data)
+					require.NoError(t, err)
+					require.InDelta(t, float64(rec.Message.LogTime), float64(h), 1e9)
+				}
+			}
+			require.Equal(t, want, counts)
+			require.Equal(t, s.Skipped.Cuts, r.Skipped().Cuts)
+			require.Equal(t, c.lost, r.Skipped().Any())
+		})
+	}
+}
