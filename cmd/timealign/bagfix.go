@@ -62,7 +62,10 @@ timealign/msg/MatchedSet per set on /timealign/matched.
 
 Messages of a corrected topic whose bytes are not a Header-first message
 are passed unchanged and counted; what is skipped or dropped is summarized
-on standard error. OUT is written under a temporary name and renamed when
+on standard error. A recording that was cut off (its recorder killed, no
+metadata.yaml) is read to where its files end: a note when that lost no
+message (exit status 0), the file, byte and record named when it did
+(exit status 1; OUT holds everything readable). OUT is written under a temporary name and renamed when
 complete: an interrupted or failed run leaves no OUT, and OUT may not be,
 hold or lie inside IN (--overwrite replaces an existing OUT bag). With
 --out-dir DIR, every argument is an input and DIR/<bag> its output, --jobs
