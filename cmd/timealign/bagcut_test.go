@@ -244,3 +244,24 @@ func TestBagKilledRecordingsCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestBagFixUnreadableTopicCLI: a topic to correct that is missing because
+// its file could not be read is not a usage error: the reason comes first,
+// and the exit status is 1, with no OUT.
+func TestBagFixUnreadableTopicCLI(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "rosbag2", "sqlite3", "killed", "killed_0.db3"))
+	require.NoError(t, err)
+	rec := filepath.Join(dir, "rec")
+	require.NoError(t, os.Mkdir(rec, 0o755))
+	// Half a SQLite file: what a file system can leave after a power cut.
+	require.NoError(t, os.WriteFile(filepath.Join(rec, "rec_0.db3"), data[:len(data)/2], 0o644))
+	out := filepath.Join(dir, "fixed")
+	_, errOut, code := runCmd(t, "", "bag", "fix", rec, out, "--apply", "/imu=timestamp_estimator")
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "rec_0.db3")
+	require.Contains(t, errOut, "malformed")
+	require.Contains(t, errOut, "no topic /imu in what could be read of the bag")
+	_, err = os.Stat(out)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

@@ -616,12 +616,17 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 			missing = append(missing, t)
 		}
 	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return usagef("%s: no topic %s in the bag", in.Path, strings.Join(missing, ", "))
-	}
 	notes.sk = r.Skipped()
 	notes.sk.Errors = nil
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		if notes.any() {
+			// The topic may be in what could not be read: say that first.
+			notes.say(e, "fix", in, "")
+			return fmt.Errorf("%s: no topic %s in what could be read of the bag", in.Path, strings.Join(missing, ", "))
+		}
+		return usagef("%s: no topic %s in the bag", in.Path, strings.Join(missing, ", "))
+	}
 	prog.finish()
 	meta, err := ob.commit()
 	if err != nil {
