@@ -176,7 +176,9 @@ ROS 2 is sourced, else from timealign's table of the standard types; the
 source is named). Counts come from each file's summary (MCAP) or an
 aggregate query (SQLite), not from metadata.yaml, which is checked against
 them: a difference is reported. A file without a summary (a recording that
-was cut) is read through.`
+was cut off) is read through: where it ends and whether that lost messages
+is said (Note: no message lost, exit status 0; Lost: the file ends inside
+a chunk or a message, or cannot be read to its end, exit status 1).`
 
 func runBagInfo(e *env, args []string) error {
 	fs := newFlags(e, "bag info", "[flags] BAG...", bagInfoDoc)
@@ -273,8 +275,24 @@ func bagInfo(b *bag.Bag, w io.Writer) error {
 	if len(s.Topics) == 0 {
 		fmt.Fprintf(w, "Topic information: \n")
 	}
-	if s.Scanned {
-		fmt.Fprintf(w, "Note:              a file has no summary section (the recording was cut?): it was read through\n")
+	if b.NoMetadata {
+		fmt.Fprintf(w, "Note:              %s\n", noMetadataNote(b))
+	}
+	for _, c := range s.Skipped.Cuts {
+		if c.Lost() {
+			fmt.Fprintf(w, "Lost:              %s\n", c)
+		} else {
+			fmt.Fprintf(w, "Note:              %s\n", c)
+		}
+	}
+	if s.Scanned && len(s.Skipped.Cuts) == 0 {
+		fmt.Fprintf(w, "Note:              a file has no summary section: it was read through\n")
+	}
+	for _, err := range s.Skipped.Errors {
+		fmt.Fprintf(w, "Lost:              reading stopped at an error, the rest of the file is not counted: %v\n", err)
+	}
+	if parts := skippedParts(s.Skipped); len(parts) > 0 {
+		fmt.Fprintf(w, "Lost:              skipped %s\n", strings.Join(parts, ", "))
 	}
 	if m := b.Metadata; m != nil {
 		var diffs []string
@@ -297,5 +315,12 @@ func bagInfo(b *bag.Bag, w io.Writer) error {
 			fmt.Fprintf(w, "Warning:           metadata.yaml says %s\n", strings.Join(diffs, "; "))
 		}
 	}
+	if s.Skipped.Any() {
+		return errLost
+	}
 	return nil
 }
+
+// errLost: bag info counted everything readable, but a file lost messages
+// or could not be read to its end.
+var errLost = errors.New("messages of the bag were lost or could not be read (the lines Lost: above say which); the rest was counted")

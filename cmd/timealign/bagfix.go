@@ -61,7 +61,10 @@ timealign/msg/MatchedSet per set on /timealign/matched.
 
 Messages of a corrected topic whose bytes are not a Header-first message
 are passed unchanged and counted; what is skipped or dropped is summarized
-on standard error. OUT is written under a temporary name and renamed when
+on standard error. A recording that was cut off (its recorder killed, no
+metadata.yaml) is read to where its files end: a note when that lost no
+message (exit status 0), the file, byte and record named when it did
+(exit status 1; OUT holds everything readable). OUT is written under a temporary name and renamed when
 complete: an interrupted or failed run leaves no OUT, and OUT may not be,
 hold or lie inside IN (--overwrite replaces an existing OUT bag). With
 --out-dir DIR, every argument is an input and DIR/<bag> its output, --jobs
@@ -612,12 +615,17 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 			missing = append(missing, t)
 		}
 	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return usagef("%s: no topic %s in the bag", in.Path, strings.Join(missing, ", "))
-	}
 	notes.sk = r.Skipped()
 	notes.sk.Errors = nil
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		if notes.any() {
+			// The topic may be in what could not be read: say that first.
+			notes.say(e, "fix", in, "")
+			return fmt.Errorf("%s: no topic %s in what could be read of the bag", in.Path, strings.Join(missing, ", "))
+		}
+		return usagef("%s: no topic %s in the bag", in.Path, strings.Join(missing, ", "))
+	}
 	prog.finish()
 	meta, err := ob.commit()
 	if err != nil {
@@ -626,8 +634,12 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 	if !e.noProgress || len(o.warnings) > 0 {
 		f.summary(e, in, out, meta, ob.w.Dropped())
 	}
+	done := "; OUT was written whole"
+	if st == bag.MCAP {
+		done += ", its indexes and summary rebuilt"
+	}
+	notes.say(e, "fix", in, done)
 	if notes.any() {
-		notes.say(e, "fix", in)
 		return errSkipped
 	}
 	return nil

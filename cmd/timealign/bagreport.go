@@ -30,9 +30,14 @@ readable offline); --json FILE everything as JSON. With several bags,
 --html and --json name directories that get one <bag>.html / <bag>.json
 each, and --jobs bags are analysed at once.
 
-A part of a bag that cannot be read (a truncated or corrupt file) is
-skipped with a message naming the file and offset; everything readable is
-analysed, and the exit status is 1.`
+A recording that was cut off (its recorder killed, a crash, a power cut)
+is read to where its files end. A file that ends in or after records that
+hold no message (indexes, summary, footer; a missing metadata.yaml; a
+SQLite write-ahead log left behind) loses no message: that is a note, and
+the exit status is 0. A file that ends inside a chunk or a message, and a
+part of a bag that cannot be read (a corrupt file), lose messages: the
+message names the file, the byte offset and the record, everything
+readable is analysed, and the exit status is 1.`
 
 // reportFlags are the flags of bag report shared with the analysis.
 type reportOpts struct {
@@ -120,30 +125,58 @@ type skipNotes struct {
 
 func (s *skipNotes) any() bool { return len(s.errs) > 0 || s.sk.Any() }
 
-func (s *skipNotes) say(e *env, cmd string, b *bag.Bag) {
+// say writes the notes on stderr: what the recorder left unfinished (a
+// note when no message was lost), then what was skipped. done is added to
+// the note of a file cut without loss (fix says what OUT got).
+func (s *skipNotes) say(e *env, cmd string, b *bag.Bag, done string) {
+	if b.NoMetadata {
+		fmt.Fprintf(e.stderr, "timealign bag %s: note: %s\n", cmd, noMetadataNote(b))
+	}
+	for _, c := range s.sk.Cuts {
+		if c.Lost() {
+			fmt.Fprintf(e.stderr, "timealign bag %s: %s\n", cmd, c)
+		} else {
+			fmt.Fprintf(e.stderr, "timealign bag %s: note: %s%s\n", cmd, c, done)
+		}
+	}
 	for _, m := range s.schemas {
 		fmt.Fprintf(e.stderr, "timealign bag %s: %s\n", cmd, m)
 	}
 	for _, err := range s.errs {
 		fmt.Fprintf(e.stderr, "timealign bag %s: skipped the rest of a file: %v\n", cmd, err)
 	}
-	var parts []string
-	if s.sk.BadChunks > 0 {
-		parts = append(parts, fmt.Sprintf("%d MCAP chunks whose CRC did not match", s.sk.BadChunks))
-	}
-	if s.sk.UnknownTopic > 0 {
-		parts = append(parts, fmt.Sprintf("%d messages on an undefined channel or topic", s.sk.UnknownTopic))
-	}
-	if s.sk.BigAttachments > 0 {
-		parts = append(parts, fmt.Sprintf("%d attachments over %d MiB", s.sk.BigAttachments, bag.MaxAttachmentSize>>20))
-	}
-	if len(parts) > 0 {
+	if parts := skippedParts(s.sk); len(parts) > 0 {
 		fmt.Fprintf(e.stderr, "timealign bag %s: %s: skipped %s\n", cmd, b.Path, strings.Join(parts, ", "))
 	}
 }
 
+// noMetadataNote says that a bag has no metadata.yaml.
+func noMetadataNote(b *bag.Bag) string {
+	what := "its storage files were"
+	if len(b.Files) == 1 {
+		what = "its storage file was"
+	}
+	return fmt.Sprintf("%s has no %s (rosbag2 writes it when a recording ends: this one did not end cleanly): %s read as 'ros2 bag reindex' reads them",
+		b.Path, bag.MetadataFile, what)
+}
+
+// skippedParts words the counts of what was skipped.
+func skippedParts(sk bag.Skipped) []string {
+	var parts []string
+	if sk.BadChunks > 0 {
+		parts = append(parts, fmt.Sprintf("%d MCAP chunks whose CRC did not match", sk.BadChunks))
+	}
+	if sk.UnknownTopic > 0 {
+		parts = append(parts, fmt.Sprintf("%d messages on an undefined channel or topic", sk.UnknownTopic))
+	}
+	if sk.BigAttachments > 0 {
+		parts = append(parts, fmt.Sprintf("%d attachments over %d MiB", sk.BigAttachments, bag.MaxAttachmentSize>>20))
+	}
+	return parts
+}
+
 // errSkipped: the bag was processed, but parts of it could not be read.
-var errSkipped = errors.New("parts of the bag could not be read (see above); the rest was processed")
+var errSkipped = errors.New("parts of the bag could not be read (see above); everything readable was processed")
 
 // analyze runs the analysis over every readable record of b.
 func analyze(e *env, b *bag.Bag, cfg report.Config, topics map[string]bool, prog *progress) (*report.Report, *skipNotes, error) {
@@ -287,10 +320,9 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 			return err
 		}
 	}
+	notes.say(e, "report", b, "")
 	if notes.any() {
-		notes.say(e, "report", b)
 		return errSkipped
 	}
-	notes.say(e, "report", b)
 	return nil
 }

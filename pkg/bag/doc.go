@@ -16,11 +16,21 @@
 // bounded by the largest MCAP chunk (MaxChunkSize) and SQLite's page cache,
 // whatever the bag's size.
 //
-// Bad input is an error naming the file and the byte offset (MCAP) or the
-// row (SQLite) where reading stopped; a chunk whose CRC does not match is
-// skipped and counted ([Reader.Skipped]), and reading goes on after it. A
-// caller that wants everything readable keeps the messages read before an
-// error and moves to the next file ([Reader.SkipFile]).
+// A recording cut off while it was written (its recorder killed, a crash,
+// a power cut) is read to where each file ends, with no error: a [Cut] in
+// [Reader.Skipped] (and [Summary]) says where the file ends, in which
+// record, and whether that lost messages ([Cut.Lost]: the file ends inside
+// a chunk or a message record; the complete messages at the start of a cut
+// uncompressed chunk are read) or not (it ends in or after records that
+// hold no message: indexes, the summary, the footer). An empty split file,
+// a SQLite write-ahead log or rollback journal left behind, and a bag
+// directory without metadata.yaml ([Bag.NoMetadata]) are read too.
+//
+// Other bad input is an error naming the file and the byte offset (MCAP)
+// or the row (SQLite) where reading stopped; a chunk whose CRC does not
+// match is skipped and counted ([Reader.Skipped]), and reading goes on
+// after it. A caller that wants everything readable keeps the messages
+// read before an error and moves to the next file ([Reader.SkipFile]).
 //
 // # Writing
 //

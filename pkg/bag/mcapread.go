@@ -63,6 +63,8 @@ func (z *zstdReader) Reset(r io.Reader) error {
 // mcapFile reads the records of one MCAP file in file order.
 type mcapFile struct {
 	path    string
+	ra      io.ReaderAt // the file, to find where it was cut
+	size    int64
 	cr      *countingReader
 	lex     *mcap.Lexer
 	zstd    *zstdReader
@@ -76,12 +78,17 @@ type mcapFile struct {
 	ended                                     bool  // DataEnd or Footer seen
 	inSummary                                 bool  // after DataEnd
 	msgStart                                  int64 // offset before the current Next
+	// cut is set when the file ends early; salv then returns the complete
+	// records at the start of a cut uncompressed chunk.
+	cut  *Cut
+	salv *salvage
 }
 
 // openMCAP starts reading an MCAP file from r (buffer it: the lexer makes
-// small reads).
-func openMCAP(path string, r io.Reader) (*mcapFile, error) {
-	f := &mcapFile{path: path, cr: &countingReader{r: r}, zstd: &zstdReader{},
+// small reads); ra reads the same file of size bytes at random, to find
+// where it ends when it ends early.
+func openMCAP(path string, r io.Reader, ra io.ReaderAt, size int64) (*mcapFile, error) {
+	f := &mcapFile{path: path, ra: ra, size: size, cr: &countingReader{r: r}, zstd: &zstdReader{},
 		schemas: map[uint16]*Schema{}, chans: map[uint16]*Topic{}}
 	lex, err := mcap.NewLexer(f.cr, &mcap.LexerOptions{
 		ValidateChunkCRCs:        true,
@@ -139,12 +146,32 @@ func (f *mcapFile) next(rec *rawRecord) error {
 			f.pending = f.pending[1:]
 			return nil
 		}
-		f.msgStart = f.cr.n
-		tok, data, err := f.lexNext()
+		var tok mcap.TokenType
+		var data []byte
+		var err error
+		switch {
+		case f.salv != nil:
+			tok, data, err = f.salv.next()
+			if err != nil {
+				f.salv = nil
+				return io.EOF
+			}
+		case f.cut != nil:
+			return io.EOF
+		default:
+			f.msgStart = f.cr.n
+			tok, data, err = f.lexNext()
+			if err != nil && tok != mcap.TokenInvalidChunk && f.findCut(err) {
+				// The file ends early: what it holds before that has been
+				// read, and the complete records of a cut uncompressed
+				// chunk come next.
+				continue
+			}
+		}
 		if f.inSummary {
 			if err != nil || tok == mcap.TokenFooter {
-				// Every message has been read: a summary cut short
-				// loses only the channels defined nowhere else.
+				// Every message has been read: a summary that is
+				// corrupt loses only the channels defined nowhere else.
 				return io.EOF
 			}
 			if tok != mcap.TokenSchema && tok != mcap.TokenChannel {
@@ -158,12 +185,6 @@ func (f *mcapFile) next(rec *rawRecord) error {
 			continue
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if !f.ended {
-					return f.errAt(f.cr.n, fmt.Errorf("%w: file ends without a footer (truncated: the recorder did not finish it)", ErrFormat))
-				}
-				return io.EOF
-			}
 			return f.errAt(f.msgStart, f.wrapLexErr(err))
 		}
 		if cap(data) > cap(f.buf) {
@@ -186,6 +207,10 @@ func (f *mcapFile) next(rec *rawRecord) error {
 			if _, ok := f.chans[rec.channel]; !ok {
 				f.unknownChannel++
 				continue
+			}
+			if f.salv != nil {
+				f.cut.Recovered++
+				f.cut.Last = rec.msg.LogTime
 			}
 			return nil
 		case mcap.TokenSchema:
@@ -244,6 +269,41 @@ func (f *mcapFile) next(rec *rawRecord) error {
 	}
 }
 
+// findCut reports whether the lexer's error err means that the file ends
+// early, and if so records where (f.cut) and prepares the salvage of a cut
+// uncompressed chunk. The file is cut when the lexer ran out of bytes at
+// the file's end (the records walked from where the failed call started
+// tell which one is cut), or when the record the call started at runs
+// past the file's end (decompressing a cut chunk fails in other ways too).
+// A record that fails inside the file is corruption, not a cut.
+func (f *mcapFile) findCut(err error) bool {
+	if f.ra == nil {
+		return false
+	}
+	c, ok := locateCut(f.ra, f.size, f.msgStart, eofLike(err) && f.cr.n == f.size)
+	if !ok {
+		return false
+	}
+	c.Path, c.InSummary = f.path, f.inSummary
+	switch c.Record {
+	case mcap.OpChunk.String():
+		if data := readCutChunk(f.ra, &c); len(data) > 0 {
+			f.salv = &salvage{data: data}
+		}
+	case mcap.OpMessage.String():
+		if c.Have >= 9+2 {
+			var id [2]byte
+			if _, err := f.ra.ReadAt(id[:], c.Offset+9); err == nil {
+				if t := f.chans[binary.LittleEndian.Uint16(id[:])]; t != nil {
+					c.Topic = t.Name
+				}
+			}
+		}
+	}
+	f.cut = &c
+	return true
+}
+
 // errLexerPanic: the MCAP library panicked on the bytes (it does on some
 // corrupt chunk headers); the panic is turned into an error here, at the
 // boundary, because bad input must never crash timealign.
@@ -265,10 +325,12 @@ func (f *mcapFile) wrapLexErr(err error) error {
 	}
 	var tr *mcap.ErrTruncatedRecord
 	switch {
+	// A file that ends early is a Cut (findCut): these are records whose
+	// content ends before their length says, inside the file.
 	case errors.As(err, &tr):
-		return fmt.Errorf("%w: truncated: %v", ErrFormat, err)
+		return fmt.Errorf("%w: corrupt record: %v", ErrFormat, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: truncated: the file ends inside a chunk (was the recording cut?); the chunk's messages are lost", ErrFormat)
+		return fmt.Errorf("%w: corrupt chunk: its data ends early (%v); the chunk's messages are lost", ErrFormat, err)
 	case errors.Is(err, mcap.ErrRecordTooLarge), errors.Is(err, mcap.ErrChunkTooLarge):
 		return fmt.Errorf("%w: record or chunk larger than %d MiB (corrupt length?): %v", ErrFormat, MaxChunkSize>>20, err)
 	case errors.Is(err, mcap.ErrInvalidZeroOpcode), errors.Is(err, mcap.ErrNestedChunk):

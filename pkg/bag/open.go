@@ -34,6 +34,12 @@ type Bag struct {
 	// Metadata is the bag's metadata.yaml, or nil when it has none (a
 	// single file, or a directory whose recorder did not write one).
 	Metadata *Metadata
+	// NoMetadata reports a bag directory without metadata.yaml, or a
+	// storage file named as rosbag2 names them (<dir>_<i>) in a directory
+	// without one: rosbag2 writes metadata.yaml when a recording ends, so
+	// this recording did not end cleanly. Its files are read as `ros2 bag
+	// reindex` reads them.
+	NoMetadata bool
 }
 
 // Name returns the bag's name: its directory's, or the file's without
@@ -105,7 +111,9 @@ func Open(path string) (*Bag, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Bag{Path: path, Dir: filepath.Dir(path), Storage: st, Files: []string{path}}, nil
+		b := &Bag{Path: path, Dir: filepath.Dir(path), Storage: st, Files: []string{path}}
+		b.NoMetadata = splitOfDir(path)
+		return b, nil
 	}
 	b := &Bag{Path: path, Dir: path}
 	mpath := filepath.Join(path, MetadataFile)
@@ -140,18 +148,28 @@ func Open(path string) (*Bag, error) {
 		if err != nil {
 			return nil, err
 		}
+		b.NoMetadata = true
 	default:
 		return nil, err
 	}
-	for i, f := range b.Files {
+	first := ""
+	for _, f := range b.Files {
 		st, err := sniff(f)
 		if err != nil {
+			// An empty file in a bag: its recorder was stopped before
+			// writing anything to it (reading notes it).
+			if fi, serr := os.Stat(f); serr == nil && fi.Size() == 0 {
+				if st, ok := storageOf(f); ok && b.Storage == "" {
+					b.Storage = st
+				}
+				continue
+			}
 			return nil, err
 		}
-		if i == 0 {
-			b.Storage = st
+		if first == "" {
+			b.Storage, first = st, f
 		} else if st != b.Storage {
-			return nil, fmt.Errorf("%w: %s is %s, %s is %s: a bag has one storage format", ErrFormat, b.Files[0], b.Storage, f, st)
+			return nil, fmt.Errorf("%w: %s is %s, %s is %s: a bag has one storage format", ErrFormat, first, b.Storage, f, st)
 		}
 	}
 	if b.Metadata != nil && b.Metadata.StorageIdentifier != "" && len(b.Files) > 0 && Storage(b.Metadata.StorageIdentifier) != b.Storage {
@@ -166,6 +184,19 @@ func Open(path string) (*Bag, error) {
 		}
 	}
 	return b, nil
+}
+
+// splitOfDir reports whether a storage file is named <dir>_<i>.<ext> in a
+// directory <dir> that has no metadata.yaml: a split file of a bag whose
+// recorder did not finish.
+func splitOfDir(path string) bool {
+	dir := filepath.Dir(path)
+	name, i := splitIndex(filepath.Base(path))
+	if i < 0 || name != filepath.Base(dir) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, MetadataFile))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // storageFiles lists the .mcap and .db3 files of a directory in the order
@@ -223,11 +254,23 @@ type Skipped struct {
 	UnknownTopic int `json:"unknown_topic,omitempty"`
 	// Errors are the errors that ended a file early (SkipFile).
 	Errors []error `json:"-"`
+	// Cuts are the files whose recorder did not finish them, where each
+	// ends and what that lost (Cut.Lost), if anything.
+	Cuts []Cut `json:"-"`
 }
 
-// Any reports whether anything was skipped.
+// Any reports whether anything was skipped: a file cut without losing a
+// message (Cut.Lost false) is no skip.
 func (s Skipped) Any() bool {
-	return s.BadChunks+s.BigAttachments+s.UnknownTopic > 0 || len(s.Errors) > 0
+	if s.BadChunks+s.BigAttachments+s.UnknownTopic > 0 || len(s.Errors) > 0 {
+		return true
+	}
+	for _, c := range s.Cuts {
+		if c.Lost() {
+			return true
+		}
+	}
+	return false
 }
 
 // Reader streams the records of a bag's storage files in order. It is not
@@ -259,13 +302,20 @@ func (r *Reader) Topics() []*Topic { return r.topics }
 // Skipped returns what was skipped so far.
 func (r *Reader) Skipped() Skipped {
 	s := r.skip
+	s.Cuts = s.Cuts[:len(s.Cuts):len(s.Cuts)]
 	if r.mf != nil {
 		s.BadChunks += r.mf.badChunks
 		s.BigAttachments += r.mf.bigAttachments
 		s.UnknownTopic += r.mf.unknownChannel
+		if r.mf.cut != nil {
+			s.Cuts = append(s.Cuts, *r.mf.cut)
+		}
 	}
 	if r.sf != nil {
 		s.UnknownTopic += r.sf.unknownTopic
+		if r.sf.cut != nil {
+			s.Cuts = append(s.Cuts, *r.sf.cut)
+		}
 	}
 	return s
 }
@@ -320,33 +370,44 @@ func (r *Reader) SkipFile(err error) {
 
 func (r *Reader) openNext() error {
 	r.closeFile()
-	r.file++
-	if r.file >= len(r.bag.Files) {
-		return io.EOF
+	for {
+		r.file++
+		if r.file >= len(r.bag.Files) {
+			return io.EOF
+		}
+		path := r.bag.Files[r.file]
+		if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+			r.skip.Cuts = append(r.skip.Cuts, Cut{Path: path})
+			continue
+		}
+		r.local = map[uint16]*Topic{}
+		r.sqlMap = map[*Topic]*Topic{}
+		switch r.bag.Storage {
+		case SQLite:
+			sf, err := openSQLite(path)
+			if err != nil {
+				return err
+			}
+			r.sf = sf
+		default:
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			fi, err := f.Stat()
+			if err != nil {
+				f.Close()
+				return err
+			}
+			mf, err := openMCAP(path, bufio.NewReaderSize(f, 1<<20), f, fi.Size())
+			if err != nil {
+				f.Close()
+				return err
+			}
+			r.osf, r.mf = f, mf
+		}
+		return nil
 	}
-	path := r.bag.Files[r.file]
-	r.local = map[uint16]*Topic{}
-	r.sqlMap = map[*Topic]*Topic{}
-	switch r.bag.Storage {
-	case SQLite:
-		sf, err := openSQLite(path)
-		if err != nil {
-			return err
-		}
-		r.sf = sf
-	default:
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		mf, err := openMCAP(path, bufio.NewReaderSize(f, 1<<20))
-		if err != nil {
-			f.Close()
-			return err
-		}
-		r.osf, r.mf = f, mf
-	}
-	return nil
 }
 
 // unify returns the bag-wide topic for a file's topic, and whether it is
@@ -452,6 +513,9 @@ type Summary struct {
 	// Scanned reports that a file had no usable summary and was read
 	// message by message.
 	Scanned bool
+	// Skipped is what reading a file without a summary skipped, the files
+	// whose recorder did not finish them among it (Skipped.Cuts).
+	Skipped Skipped
 }
 
 // TopicSummary is one topic of a Summary.
@@ -490,16 +554,21 @@ func (b *Bag) Summarize() (*Summary, error) {
 	}
 	for _, path := range b.Files {
 		fi := FileInfo{Path: filepath.Base(path)}
+		if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+			s.Skipped.Cuts = append(s.Skipped.Cuts, Cut{Path: path})
+			s.Files = append(s.Files, fi)
+			continue
+		}
 		var start, end int64
 		var count uint64
 		var err error
 		switch b.Storage {
 		case SQLite:
-			start, end, count, err = summarizeSQLite(path, add)
+			start, end, count, err = summarizeSQLite(path, add, &s.Skipped)
 		default:
 			var scanned bool
 			var comp string
-			start, end, count, comp, scanned, err = summarizeMCAP(path, add)
+			start, end, count, comp, scanned, err = summarizeMCAP(path, add, &s.Skipped)
 			s.Scanned = s.Scanned || scanned
 			if s.Compression == "" {
 				s.Compression = comp
@@ -523,12 +592,15 @@ func (b *Bag) Summarize() (*Summary, error) {
 	return s, nil
 }
 
-func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64)) (start, end int64, count uint64, err error) {
+func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Skipped) (start, end int64, count uint64, err error) {
 	f, err := openSQLite(path)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	defer f.close()
+	if f.cut != nil {
+		sk.Cuts = append(sk.Cuts, *f.cut)
+	}
 	rows, err := f.query("SELECT topic_id, COUNT(*), MIN(timestamp), MAX(timestamp) FROM messages GROUP BY topic_id")
 	if err != nil {
 		return 0, 0, 0, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
@@ -573,7 +645,7 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64)) (start
 	return start, end, count, nil
 }
 
-func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64)) (start, end int64, count uint64, comp string, scanned bool, err error) {
+func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skipped) (start, end int64, count uint64, comp string, scanned bool, err error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return 0, 0, 0, "", false, err
@@ -616,7 +688,11 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64)) (start, 
 	if _, serr := fh.Seek(0, io.SeekStart); serr != nil {
 		return 0, 0, 0, "", true, serr
 	}
-	mf, err := openMCAP(path, bufio.NewReaderSize(fh, 1<<20))
+	fi, err := fh.Stat()
+	if err != nil {
+		return 0, 0, 0, "", true, err
+	}
+	mf, err := openMCAP(path, bufio.NewReaderSize(fh, 1<<20), fh, fi.Size())
 	if err != nil {
 		return 0, 0, 0, "", true, err
 	}
@@ -636,7 +712,8 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64)) (start, 
 			break
 		}
 		if err != nil {
-			// Keep what was read; the caller reports the scan.
+			// Keep what was read, and say where reading stopped.
+			sk.Errors = append(sk.Errors, err)
 			break
 		}
 		switch rec.kind {
@@ -666,6 +743,11 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64)) (start, 
 	}
 	for _, a := range order {
 		add(a.t, a.n, a.start, a.end)
+	}
+	sk.BadChunks += mf.badChunks
+	sk.UnknownTopic += mf.unknownChannel
+	if mf.cut != nil {
+		sk.Cuts = append(sk.Cuts, *mf.cut)
 	}
 	return start, end, count, "", true, nil
 }

@@ -1,6 +1,7 @@
 package bag
 
 import (
+	"bytes"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -23,12 +24,16 @@ import (
 // goroutine), and a query with no context starts none either.
 
 // sqliteDSN returns the driver's name for a file opened read-only or
-// read-write.
-func sqliteDSN(path string, readOnly bool) string {
+// read-write; immutable (read-only) tells SQLite that nothing changes the
+// file: it then takes no lock and ignores journals.
+func sqliteDSN(path string, readOnly, immutable bool) string {
 	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
 	q := url.Values{}
 	if readOnly {
 		q.Set("mode", "ro")
+	}
+	if immutable {
+		q.Set("immutable", "1")
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -51,6 +56,26 @@ type sqliteFile struct {
 	read   int64 // bytes of message data read
 	// unknownTopic counts messages whose topic_id has no topics row.
 	unknownTopic int
+	// cut is set when the recorder left a write-ahead log or a rollback
+	// journal.
+	cut *Cut
+}
+
+// journalMagic starts a SQLite rollback journal that holds a transaction.
+var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
+
+// hotJournal reports whether path-journal holds the rollback journal of
+// a transaction (a journal emptied, truncated or zeroed at commit holds
+// none).
+func hotJournal(path string) bool {
+	f, err := os.Open(path + "-journal")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(journalMagic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && bytes.Equal(head, journalMagic)
 }
 
 func openSQLite(path string) (*sqliteFile, error) {
@@ -65,14 +90,38 @@ func openSQLite(path string) (*sqliteFile, error) {
 	if err != nil || string(head) != sqliteMagic {
 		return nil, fe(fmt.Errorf("%w: not a SQLite database (no SQLite header)", ErrFormat))
 	}
-	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(path, true))
+	f, err := openSQLiteConn(path, false)
+	if err != nil && hotJournal(path) {
+		// A recorder stopped inside a transaction left its rollback
+		// journal: a read-only connection may not roll it back (SQLite
+		// says "attempt to write a readonly database"), and the input is
+		// never written. The file is read as it stands.
+		var err2 error
+		if f, err2 = openSQLiteConn(path, true); err2 == nil {
+			f.cut, err = &Cut{Path: path, Leftover: path + "-journal"}, nil
+		}
+	}
 	if err != nil {
-		return nil, fe(fmt.Errorf("%w: %v", ErrFormat, err))
+		return nil, fe(err)
+	}
+	if f.cut == nil {
+		if _, err := os.Stat(path + "-wal"); err == nil {
+			// SQLite removes the log when the last writer closes the file.
+			f.cut = &Cut{Path: path, Leftover: path + "-wal"}
+		}
+	}
+	return f, nil
+}
+
+func openSQLiteConn(path string, immutable bool) (*sqliteFile, error) {
+	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(path, true, immutable))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	f := &sqliteFile{path: path, conn: conn, byID: map[int64]*Topic{}, row: -1}
 	if err := f.readTopics(); err != nil {
 		conn.Close()
-		return nil, fe(err)
+		return nil, err
 	}
 	return f, nil
 }
@@ -282,7 +331,7 @@ func NewSQLiteWriter(path, distro string) (*SQLiteWriter, error) {
 	if distro == "" {
 		distro = "humble"
 	}
-	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(path, false))
+	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(path, false, false))
 	if err != nil {
 		return nil, err
 	}
