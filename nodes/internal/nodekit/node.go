@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
+	"github.com/timealign/timealign/pkg/rosargs"
+	"github.com/timealign/timealign/pkg/rosname"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -40,7 +43,7 @@ import (
 // through Close.
 type Node struct {
 	// Name is the node's name and namespace after remapping.
-	Name params.NodeName
+	Name rosname.NodeName
 	// Params holds the node's parameters. It belongs to the owner
 	// goroutine.
 	Params *params.Server
@@ -144,15 +147,15 @@ func RuntimeSettings(l Limits) []params.Parameter {
 // for those), serves them, and makes the core. Run starts it. An error
 // after the transport was made closes it.
 func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
-	args, err := params.ParseArgs(argv)
+	args, err := rosargs.ParseArgs(argv)
 	if err != nil {
 		return nil, err
 	}
-	name, err := params.NewNodeName(s.Name, "", args.Remaps)
+	name, err := rosname.NewNodeName(s.Name, "", args.Remaps)
 	if err != nil {
 		return nil, err
 	}
-	overrides, ovErr := params.LoadOverrides(args, name.FQN(), os.ReadFile)
+	overrides, ovErr := params.LoadOverrides(name.FQN(), args.ParamFiles, args.Params, os.ReadFile)
 	tr, err := connect(s.Name, argv)
 	if err != nil {
 		return nil, err
@@ -244,8 +247,8 @@ func (n *Node) apply(changed []params.Parameter) {
 	}
 }
 
-func clockQoS() params.QoS {
-	q := params.SensorDataQoS() // best effort matches every /clock publisher
+func clockQoS() qos.Profile {
+	q := qos.SensorData() // best effort matches every /clock publisher
 	q.Depth = 1
 	return q
 }
@@ -265,7 +268,7 @@ func (n *Node) publisher(topic, msgType string) Publisher {
 	name, err := n.Name.Topic(topic)
 	var p Publisher
 	if err == nil {
-		p, err = n.tr.Publisher(name, msgType, params.ReliableQoS())
+		p, err = n.tr.Publisher(name, msgType, qos.Default())
 	}
 	if err != nil {
 		n.log(LogWarn, "no ", topic, ": ", err)
