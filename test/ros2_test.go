@@ -41,7 +41,9 @@ import (
 	"github.com/timealign/timealign/pkg/tsest"
 )
 
-var binDir string
+// binDir holds the node executables the tests start; workDir is the
+// tests' temporary directory (the relay of the rate tests is built there).
+var binDir, workDir string
 
 // TestMain keeps DDS on this machine and builds the nodes once.
 func TestMain(m *testing.M) {
@@ -49,6 +51,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	workDir = dir
 	cfg := filepath.Join(dir, "cyclonedds.xml")
 	err = os.WriteFile(cfg, []byte(`<CycloneDDS><Domain id="any"><General><AllowMulticast>false</AllowMulticast></General>`+
 		`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>50</MaxAutoParticipantIndex>`+
@@ -121,7 +124,13 @@ func (o *output) String() string {
 }
 
 func start(t *testing.T, node string, args ...string) *proc {
-	p := &proc{cmd: exec.Command(filepath.Join(binDir, node), args...), done: make(chan error, 1)}
+	return startExe(t, filepath.Join(binDir, node), args...)
+}
+
+// startExe starts the program exe (a node, the relay) with args.
+func startExe(t *testing.T, exe string, args ...string) *proc {
+	node := filepath.Base(exe)
+	p := &proc{cmd: exec.Command(exe, args...), done: make(chan error, 1)}
 	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
 	require.NoError(t, p.cmd.Start())
 	go func() { p.done <- p.cmd.Wait() }()
