@@ -92,8 +92,10 @@ const (
 
 type input struct {
 	Port
-	name string // resolved topic
-	typ  string // known type; "" while discovering
+	name       string // resolved topic
+	typ        string // known type; "" while discovering
+	discovered bool   // typ was learned from the graph
+	foreign    string // publishers of other types on the topic, as last reported
 }
 
 type output struct {
@@ -433,7 +435,7 @@ func (n *Node) discover() {
 		if len(types) == 0 {
 			continue
 		}
-		in.typ = types[0]
+		in.typ, in.discovered = types[0], true
 		if len(types) > 1 {
 			n.log(LogWarn, fmt.Sprintf("%s has publishers of %d types (%s): taking %s", in.name, len(types), strings.Join(types, ", "), in.typ))
 		} else {
@@ -600,6 +602,8 @@ func (n *Node) report() {
 		d.Level, d.Message = Warn, "waiting for a publisher of "+strings.Join(waiting, ", ")+" to learn its type"
 	case failed:
 		d.Level, d.Message = Error, n.fail
+	case running:
+		n.watchTypes(&d)
 	}
 	n.reportDrops(&d)
 	for _, p := range RuntimeSettings(n.inbox.Limits()) { // what the inbox works with
@@ -622,6 +626,48 @@ func (n *Node) report() {
 		n.log(LogInfo, d.Message)
 	default:
 		n.log(LogWarn, d.Message)
+	}
+}
+
+// watchTypes looks, once per report, for publishers on the inputs whose
+// type is not the one the node subscribed with: a publisher restarted
+// with another type, or a second one of another type. The middleware does
+// not connect them, so none of their messages reach the node: it logs
+// each change of the set of such types (WARN naming them and what to do,
+// INFO once they are gone) and makes the diagnostic a WARN while they are
+// there.
+func (n *Node) watchTypes(d *Diagnostic) {
+	for i := range n.in {
+		in := &n.in[i]
+		types, err := n.tr.PublisherTypes(in.name)
+		if err != nil {
+			n.limited(LogWarn, "graph", "graph query: ", err)
+			continue
+		}
+		var other []string
+		for _, typ := range types {
+			if typ != in.typ && !slices.Contains(other, typ) {
+				other = append(other, typ)
+			}
+		}
+		slices.Sort(other)
+		foreign := strings.Join(other, ", ")
+		if foreign != in.foreign {
+			switch {
+			case foreign == "":
+				n.log(LogInfo, in.name, ": no publisher of another type than ", in.typ, " any more")
+			case in.discovered:
+				n.log(LogWarn, fmt.Sprintf("%s: a publisher of %s, not %s: none of its messages reach this node, which took "+
+					"the type of the input's first publisher; restart the node to take another type", in.name, foreign, in.typ))
+			default:
+				n.log(LogWarn, fmt.Sprintf("%s: a publisher of %s, not %s: none of its messages reach this node; "+
+					"restart it with %s set to the type to take", in.name, foreign, in.typ, cmp.Or(in.TypeParam, "the input's type")))
+			}
+			in.foreign = foreign
+		}
+		if foreign != "" {
+			d.Raise(Warn, fmt.Sprintf("input %s: a publisher of %s, not %s: its messages do not reach the node", in.name, foreign, in.typ))
+		}
 	}
 }
 

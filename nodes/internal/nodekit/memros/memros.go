@@ -147,6 +147,16 @@ func (g *Graph) Advertise(topic, msgType string) *Publisher {
 	return p
 }
 
+// Close takes a test's publisher out of the graph, as a peer that exits:
+// nodes no longer see its type, and it publishes no more.
+func (p *Publisher) Close() {
+	g := p.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pubs[p.topic] = slices.DeleteFunc(g.pubs[p.topic], func(q *Publisher) bool { return q == p })
+	p.closed = true
+}
+
 // Publisher publishes on one topic of a Graph.
 type Publisher struct {
 	g      *Graph
