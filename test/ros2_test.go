@@ -175,6 +175,8 @@ type peer struct {
 	got    [][]byte
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	closeOnce sync.Once
 }
 
 var peers atomic.Int64
@@ -225,8 +227,13 @@ func newPeerQoS(t *testing.T, in, out, msgType string, depth int, keepAll bool) 
 	p.cancel = cancel
 	p.wg.Add(1)
 	go func() { defer p.wg.Done(); _ = ws.Run(c) }()
-	t.Cleanup(func() { p.cancel(); p.wg.Wait(); p.ctx.Close() })
+	t.Cleanup(p.close)
 	return p
+}
+
+// close takes the peer out of the graph (once).
+func (p *peer) close() {
+	p.closeOnce.Do(func() { p.cancel(); p.wg.Wait(); p.ctx.Close() })
 }
 
 // waitDiscovered waits until each peer's publisher has matched a

@@ -658,7 +658,7 @@ func (n *Node) watchTypes(d *Diagnostic) {
 				n.log(LogInfo, in.name, ": no publisher of another type than ", in.typ, " any more")
 			case in.discovered:
 				n.log(LogWarn, fmt.Sprintf("%s: a publisher of %s, not %s: none of its messages reach this node, which took "+
-					"the type of the input's first publisher; restart the node to take another type", in.name, foreign, in.typ))
+					"the input's type from its publishers when it started; restart the node to take another type", in.name, foreign, in.typ))
 			default:
 				n.log(LogWarn, fmt.Sprintf("%s: a publisher of %s, not %s: none of its messages reach this node; "+
 					"restart it with %s set to the type to take", in.name, foreign, in.typ, cmp.Or(in.TypeParam, "the input's type")))

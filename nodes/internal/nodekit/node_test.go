@@ -815,7 +815,7 @@ func TestTypeChange(t *testing.T) {
 		require.Len(t, core.messages(), 1, "messages of another type never reach the core")
 		tr := g.Node("/echo")
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in0: a publisher of b_msgs/msg/B, not a_msgs/msg/A: none of its messages reach this node, "+
-			"which took the type of the input's first publisher; restart the node to take another type"), "logged once in 5 s")
+			"which took the input's type from its publishers when it started; restart the node to take another type"), "logged once in 5 s")
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in1: a publisher of y_msgs/msg/Y, not x_msgs/msg/X: none of its messages reach this node; "+
 			"restart it with message_types set to the type to take"))
 		d := lastDiag(t, diagnostics)
