@@ -224,7 +224,9 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 			got := since(s.Sync.Received[i], prev.Sync.Received[i])
 			lost := since(dropped[i], prevDropped[i])
 			if got > 0 && nodekit.Share(lost, got) > c.cfg.MaxDropShare {
-				d.Raise(nodekit.Warn, fmt.Sprintf("input %s drops %.0f%% of its messages", topic, 100*nodekit.Share(lost, got)))
+				// Counts, not a percentage: a policy may drop in this
+				// period what came in the last (more than it received).
+				d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d messages dropped by the policy since the last report, %d received", topic, lost, got))
 			}
 		}
 		if len(prev.DroppedMalformed) > i && s.DroppedMalformed[i] > prev.DroppedMalformed[i] {
