@@ -6,11 +6,32 @@ cd "$(dirname "$0")"
 rm -rf builtin_interfaces diagnostic_msgs geometry_msgs rcl_interfaces rosgraph_msgs std_msgs timealign msgs.gen.go
 go tool rclgo-gen generate -d . \
 	--include-package-deps rcl_interfaces --include-package-deps diagnostic_msgs \
-	--include-package-deps rosgraph_msgs --include-package-deps timealign \
+	--include-package-deps timealign \
 	--message-module-prefix github.com/timealign/timealign/msgs --cgo-flags-path ''
 # rclgo-gen's msgs.gen.go imports every package for its side effects;
 # nothing here needs that, and it would tie all of them to msgs/timealign.
 rm -f msgs.gen.go
+# rclgo-gen generates whole packages; keep only the types the nodes and the
+# tests import and the types those use (the nodes take every other message,
+# /clock included, as serialized bytes with dynamic type support). A type
+# needed later is added to its list here.
+keep() {
+	dir=$1
+	shift
+	for t in "$@"; do
+		[ -f "$dir/$t.gen.go" ] || { echo "generate.sh: rclgo-gen made no $dir/$t.gen.go" >&2; exit 1; }
+	done
+	for f in "$dir"/*.gen.go; do
+		case " common $* " in
+		*" $(basename "$f" .gen.go) "*) ;;
+		*) rm "$f" ;;
+		esac
+	done
+}
+rm -rf diagnostic_msgs/srv
+keep std_msgs/msg Header
+keep rcl_interfaces/msg FloatingPointRange IntegerRange ListParametersResult Parameter \
+	ParameterDescriptor ParameterEvent ParameterType ParameterValue SetParametersResult
 # Keep the paths of the standard ROS 2 Humble install (as rclgo's own
 # bindings do), drop every other one: they are the workspace of the machine
 # that ran this. Other installs pass theirs in CGO_CFLAGS and CGO_LDFLAGS.

@@ -17,6 +17,7 @@ import (
 	"github.com/timealign/timealign/nodes/internal/tsestnode"
 	"github.com/timealign/timealign/nodes/nodeparams"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/rosname"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -43,7 +44,7 @@ type Scenario struct {
 func Load(files []*params.File, ns string) (Scenario, []string, error) {
 	var sc Scenario
 	var warnings []string
-	fqn := func(node string) string { return params.FQN(ns, node) }
+	fqn := func(node string) string { return rosname.FQN(ns, node) }
 	sim, w, err := nodeparams.SensorSim(files, fqn(SensorSim))
 	warnings = append(warnings, w...)
 	if err != nil {

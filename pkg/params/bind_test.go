@@ -21,7 +21,7 @@ type testConfig struct {
 	Enabled   bool
 	Mode      string
 	Lags      []time.Duration
-	In        QoS
+	Depth     int
 }
 
 func (c *testConfig) Validate() error {
@@ -36,7 +36,7 @@ func (c *testConfig) Validate() error {
 
 func bindTest(t *testing.T, ov map[string]Override) (*Server, *testConfig) {
 	t.Helper()
-	cfg := &testConfig{Window: time.Second, Period: 10 * time.Millisecond, Threshold: 3, Gain: 0.5, Mode: "fast", In: SensorDataQoS()}
+	cfg := &testConfig{Window: time.Second, Period: 10 * time.Millisecond, Threshold: 3, Gain: 0.5, Mode: "fast", Depth: 5}
 	s := NewServer(Options{Node: "/est", Overrides: ov})
 	b := NewBinder(s, cfg.Validate)
 	b.Duration("window_sec", &cfg.Window, Descriptor{Description: "estimation window", FloatRange: Floats(0, 60, 0)})
@@ -46,29 +46,27 @@ func bindTest(t *testing.T, ov map[string]Override) (*Server, *testConfig) {
 	b.Bool("enabled", &cfg.Enabled, Descriptor{})
 	b.Enum("mode", &cfg.Mode, []string{"fast", "slow"}, Descriptor{})
 	b.Durations("lags_sec", &cfg.Lags, Descriptor{})
-	b.QoS("qos.in", &cfg.In)
+	b.Int("depth", &cfg.Depth, Descriptor{Description: "queue depth" + ReadOnlyReason + "the queue is made at start-up", ReadOnly: true})
 	require.NoError(t, b.Declare())
 	return s, cfg
 }
 
 func TestBinderDeclare(t *testing.T) {
 	s, cfg := bindTest(t, map[string]Override{
-		"window_sec":         {DoubleValue(0.25), "f:1"},
-		"threshold":          {IntValue(11), "f:2"},          // out of range
-		"mode":               {StringValue("medium"), "f:3"}, // not an option
-		"enabled":            {StringValue("yes"), "f:4"},    // wrong type
-		"lags_sec":           {DoublesValue([]float64{0.001, 0.5}), "f:5"},
-		"qos.in.depth":       {IntValue(20), "f:6"},
-		"qos.in.history":     {StringValue("keep_all"), "f:7"},
-		"qos.in.reliability": {StringValue("fast"), "f:8"},
-		"typo":               {IntValue(1), "f:9"},
+		"window_sec": {DoubleValue(0.25), "f:1"},
+		"threshold":  {IntValue(11), "f:2"},          // out of range
+		"mode":       {StringValue("medium"), "f:3"}, // not an option
+		"enabled":    {StringValue("yes"), "f:4"},    // wrong type
+		"lags_sec":   {DoublesValue([]float64{0.001, 0.5}), "f:5"},
+		"depth":      {IntValue(20), "f:6"}, // read-only: still taken at start-up
+		"typo":       {IntValue(1), "f:9"},
 	})
 	assert.Equal(t, 250*time.Millisecond, cfg.Window)
 	assert.Equal(t, 3, cfg.Threshold)
 	assert.Equal(t, "fast", cfg.Mode)
 	assert.False(t, cfg.Enabled)
 	assert.Equal(t, []time.Duration{time.Millisecond, 500 * time.Millisecond}, cfg.Lags)
-	assert.Equal(t, QoS{Reliability: BestEffort, Durability: Volatile, History: KeepAll, Depth: 20}, cfg.In)
+	assert.Equal(t, 20, cfg.Depth)
 	v, _ := s.Get("window_sec")
 	assert.Equal(t, DoubleValue(0.25), v, "the server holds what the config holds")
 	d, _ := s.Describe("mode")
@@ -82,7 +80,6 @@ func TestBinderDeclare(t *testing.T) {
 		`error: parameter "threshold" (f:2): value 11 rejected, keeping 3: Parameter {threshold} doesn't comply with integer range: 11 is not in [1, 10].`,
 		`error: parameter "enabled" (f:4): value "yes" rejected, keeping false: Wrong parameter type, parameter {enabled} is of type {bool}, setting it to {string} is not allowed.`,
 		`error: parameter "mode" (f:3): value medium rejected, keeping fast: invalid parameter value: "medium" is not one of fast, slow`,
-		`error: parameter "qos.in.reliability" (f:8): value fast rejected, keeping best_effort: invalid parameter value: parameter 'qos.in.reliability': "fast" is not one of system_default, reliable, best_effort`,
 		`warning: parameter "typo" (f:9): not a parameter of this node; ignored`,
 	}, got)
 }
@@ -116,10 +113,10 @@ func TestBinderSet(t *testing.T) {
 	require.NoError(t, err, "valid together")
 	assert.Equal(t, time.Second, cfg.Period)
 
-	errs = s.Set(Parameter{"mode", StringValue("x")}, Parameter{"qos.in.depth", IntValue(3)}, Parameter{"window_sec", DoubleValue(math.NaN())})
+	errs = s.Set(Parameter{"mode", StringValue("x")}, Parameter{"depth", IntValue(3)}, Parameter{"window_sec", DoubleValue(math.NaN())})
 	assert.Equal(t, `parameter 'mode': invalid parameter value: "x" is not one of fast, slow`, errs[0].Error())
-	assert.ErrorIs(t, errs[1], ErrReadOnly, "QoS is fixed at creation")
-	assert.Equal(t, "parameter 'qos.in.depth' cannot be set because it is read-only (the subscriptions and publishers are created with it at start-up)",
+	assert.ErrorIs(t, errs[1], ErrReadOnly, "read-only: fixed at start-up")
+	assert.Equal(t, "parameter 'depth' cannot be set because it is read-only (the queue is made at start-up)",
 		errs[1].Error(), "with the reason its description gives")
 	assert.ErrorIs(t, errs[2], ErrOutOfRange)
 	assert.Equal(t, "fast", cfg.Mode)
@@ -167,19 +164,6 @@ func TestSecondsDuration(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, d, back, "round trip through seconds is exact below 2^50 ns")
 	})
-}
-
-func TestQoS(t *testing.T) {
-	assert.NoError(t, SensorDataQoS().Validate())
-	assert.NoError(t, ReliableQoS().Validate())
-	assert.Equal(t, "best_effort/volatile/keep_last(5)", SensorDataQoS().String())
-	assert.Equal(t, "reliable/volatile/keep_last(10)", ReliableQoS().String())
-	assert.ErrorIs(t, QoS{History: KeepLast}.Validate(), ErrInvalidValue)
-	assert.ErrorIs(t, QoS{Reliability: 7}.Validate(), ErrInvalidValue)
-	assert.NoError(t, QoS{History: KeepAll}.Validate())
-
-	_, cfg := bindTest(t, map[string]Override{"qos.in.depth": {IntValue(0), "f:1"}})
-	assert.Equal(t, 5, cfg.In.Depth, "depth 0 with keep_last is rejected")
 }
 
 func TestValueRoundTrip(t *testing.T) {

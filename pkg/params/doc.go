@@ -22,22 +22,19 @@
 //     [Server.DescribeParameters], [Server.GetParameterTypes]) take and
 //     return structs mirroring rcl_interfaces/srv.
 //   - [Binder]: declares parameters bound to the fields of a node's Config
-//     (bool, int, int64, float64, string, enumerations, durations, arrays,
-//     QoS profiles), validates every change by running the config's
+//     (bool, int, int64, float64, string, enumerations, durations, arrays;
+//     others through [Binder.Func]), validates every change by running the config's
 //     Validate on the would-be config, and writes accepted values into the
 //     fields.
 //   - [ParseFile], [ParseValue]: YAML parameter files and -p values with
-//     the rules of rcl_yaml_param_parser; [ResolveOverrides] and
-//     [LoadOverrides] pick the values for one node (wildcards /** and /*,
-//     later files win, -p wins over files).
-//   - [ParseArgs]: --ros-args as rcl_parse_arguments reads them;
-//     [NodeName] applies __node/__ns remapping and resolves topic and
-//     service names (relative, private "~/", substitutions, remap rules);
-//     [ValidateFullTopicName], [ValidateNodeName], [ValidateNamespace],
-//     [ValidateTopicName], [ExpandTopicName] as rmw and rcl check them.
-//   - [QoS]: reliability, durability, history and depth, with
-//     [SensorDataQoS] (inputs: best effort matches every publisher) and
-//     [ReliableQoS] (outputs: reliable matches every subscriber).
+//     the rules of rcl_yaml_param_parser; [Rule] is one -p override;
+//     [ResolveOverrides] and [LoadOverrides] pick the values for one node
+//     (wildcards /** and /*, later files win, -p wins over files).
+//
+// The rest of a node's start-up lives beside it: package rosargs reads the
+// command line (--ros-args: -p rules, --params-file, remap rules), package
+// rosname validates, expands and remaps names, and package qos binds a QoS
+// profile to parameters with this package's [Binder].
 //
 // # Conventions
 //
@@ -46,7 +43,8 @@
 // write. They convert to time.Duration rounded to the nanosecond, exact in
 // both directions below 2^50 ns (13 days). Enumerations are STRING
 // parameters listing their choices in additional_constraints. QoS
-// parameters are read-only "<prefix>.reliability|durability|history|depth".
+// parameters (package qos) are read-only
+// "<prefix>.reliability|durability|history|depth".
 //
 // Unknown override names are warnings; overrides of the wrong type, out of
 // range, or rejected by the config's Validate are errors that keep the

@@ -1,6 +1,10 @@
 package params
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/timealign/timealign/pkg/rosname"
+)
 
 // Sentinel errors. Errors returned by this package wrap one of them (test
 // with errors.Is); the rejection reasons sent back to ROS tools are the
@@ -21,9 +25,9 @@ var (
 	// ErrRejected: a validator (e.g. the node's Config.Validate) rejected
 	// the change.
 	ErrRejected = errors.New("parameter change rejected")
-	// ErrInvalidName: an empty or malformed parameter, node, namespace or
-	// topic name.
-	ErrInvalidName = errors.New("invalid name")
+	// ErrInvalidName: an empty parameter name, or a malformed node name
+	// pattern in a parameter file (the sentinel of package rosname).
+	ErrInvalidName = rosname.ErrInvalidName
 	// ErrInvalidValue: a value that cannot be represented (unknown type
 	// code, NaN where a number is needed, a duration out of range, an
 	// unknown enumeration name).
@@ -34,11 +38,8 @@ var (
 	// ErrStaticUndeclare: an attempt to unset (undeclare) a statically
 	// typed parameter.
 	ErrStaticUndeclare = errors.New("cannot undeclare a statically typed parameter")
-	// ErrSyntax: a malformed YAML parameter file, parameter value, or
-	// command-line argument.
+	// ErrSyntax: a malformed YAML parameter file or parameter value.
 	ErrSyntax = errors.New("syntax error")
-	// ErrUnknownArg: an unknown argument inside --ros-args.
-	ErrUnknownArg = errors.New("unknown ROS argument")
 )
 
 // ParamError is a rejected parameter operation: which parameter, and the

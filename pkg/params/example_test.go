@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
+	"github.com/timealign/timealign/pkg/rosargs"
+	"github.com/timealign/timealign/pkg/rosname"
 )
 
 // config stands for an algorithm's Config (tsest.Config, pll.Config, ...).
@@ -13,7 +16,7 @@ type config struct {
 	Window time.Duration
 	Period time.Duration
 	Loss   int
-	In     params.QoS
+	In     qos.Profile
 }
 
 func (c *config) Validate() error {
@@ -23,7 +26,8 @@ func (c *config) Validate() error {
 	return nil
 }
 
-// A node declares its parameters from --ros-args and a params file, logs
+// A node declares its parameters from --ros-args (package rosargs reads
+// them, rosname resolves its names) and a params file, logs
 // what it could not take, and rejects a bad value set at run time with
 // the config's own reason.
 func Example() {
@@ -42,28 +46,28 @@ func Example() {
 `}
 	read := func(path string) ([]byte, error) { return []byte(files[path]), nil }
 
-	args, err := params.ParseArgs(argv)
+	args, err := rosargs.ParseArgs(argv)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	node, err := params.NewNodeName("estimator", "", args.Remaps)
+	node, err := rosname.NewNodeName("estimator", "", args.Remaps)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	overrides, err := params.LoadOverrides(args, node.FQN(), read)
+	overrides, err := params.LoadOverrides(node.FQN(), args.ParamFiles, args.Params, read)
 	if err != nil {
 		fmt.Println(err)
 	}
 	srv := params.NewServer(params.Options{Node: node.FQN(), Overrides: overrides})
 
-	cfg := config{Window: time.Second, Period: 100 * time.Millisecond, Loss: 3, In: params.SensorDataQoS()}
+	cfg := config{Window: time.Second, Period: 100 * time.Millisecond, Loss: 3, In: qos.SensorData()}
 	b := params.NewBinder(srv, cfg.Validate)
 	b.Duration("window_sec", &cfg.Window, params.Descriptor{Description: "estimation window", FloatRange: params.Floats(0, 3600, 0)})
 	b.Duration("period_sec", &cfg.Period, params.Descriptor{Description: "nominal sample period"})
 	b.Int("loss_threshold", &cfg.Loss, params.Descriptor{IntRange: params.Ints(1, 100, 1)})
-	b.QoS("qos.in", &cfg.In)
+	qos.Bind(b, "qos.in", &cfg.In)
 	if err := b.Declare(); err != nil {
 		fmt.Println(err)
 		return

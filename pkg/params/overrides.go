@@ -6,6 +6,25 @@ import (
 	"strings"
 )
 
+// Rule is one parameter override of the command line (-p/--param
+// [node:]name:=value, parsed by package rosargs).
+type Rule struct {
+	// Node, if not empty, limits the rule to the node named so in the root
+	// namespace (rcl matches it as the pattern "/node").
+	Node  string
+	Name  string
+	Value Value
+}
+
+// String formats a rule as it is written on the command line.
+func (r Rule) String() string {
+	s := r.Name + ":=" + r.Value.String()
+	if r.Node != "" {
+		s = r.Node + ":" + s
+	}
+	return s
+}
+
 // MatchNode reports whether a node-name pattern of a parameter file (as in
 // [NodeParams.Pattern]) applies to the node with fully qualified name fqn,
 // as rclcpp matches them: the pattern is anchored at both ends, '*' matches
@@ -55,7 +74,7 @@ func matchSegs(pat, name []string) bool {
 // each node pattern, so there a "/**" block of a later file can lose to a
 // "/node" block of an earlier one, and -p competes with files by position
 // on the command line. Here the order is simply files, then -p.)
-func ResolveOverrides(fqn string, files []*File, rules []ParamRule) map[string]Override {
+func ResolveOverrides(fqn string, files []*File, rules []Rule) map[string]Override {
 	out := map[string]Override{}
 	for _, f := range files {
 		if f == nil {
@@ -79,15 +98,16 @@ func ResolveOverrides(fqn string, files []*File, rules []ParamRule) map[string]O
 	return out
 }
 
-// LoadOverrides reads and parses args.ParamFiles with read (os.ReadFile in
-// a node) and resolves the overrides for the node fqn. A file that cannot
+// LoadOverrides reads and parses the parameter files paths (--params-file,
+// in order) with read (os.ReadFile in a node) and resolves the overrides
+// for the node fqn, the -p rules winning over the files. A file that cannot
 // be read or parsed is skipped: the overrides of the others are still
 // returned, with an error joining every failure (each naming its file, and
 // its line for syntax errors) for the node to log or refuse to start on.
-func LoadOverrides(args *Args, fqn string, read func(path string) ([]byte, error)) (map[string]Override, error) {
+func LoadOverrides(fqn string, paths []string, rules []Rule, read func(path string) ([]byte, error)) (map[string]Override, error) {
 	var files []*File
 	var errs []error
-	for _, path := range args.ParamFiles {
+	for _, path := range paths {
 		data, err := read(path)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("params file %s: %w", path, err))
@@ -100,5 +120,5 @@ func LoadOverrides(args *Args, fqn string, read func(path string) ([]byte, error
 		}
 		files = append(files, f)
 	}
-	return ResolveOverrides(fqn, files, args.Params), errors.Join(errs...)
+	return ResolveOverrides(fqn, files, rules), errors.Join(errs...)
 }

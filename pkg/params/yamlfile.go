@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/timealign/timealign/pkg/rosname"
 )
 
 // File is a parsed YAML parameter file: the blocks of parameters it gives,
@@ -342,7 +344,7 @@ func validateNodePattern(name string) error {
 			if seg == "*" || seg == "**" {
 				continue
 			}
-			if err := ValidateNamespace("/" + seg); err != nil {
+			if err := rosname.ValidateNamespace("/" + seg); err != nil {
 				return err
 			}
 		}
@@ -350,5 +352,5 @@ func validateNodePattern(name string) error {
 	if node == "*" || node == "**" {
 		return nil
 	}
-	return ValidateNodeName(node)
+	return rosname.ValidateNodeName(node)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
 
@@ -22,13 +23,13 @@ type Params struct {
 	Periods     []time.Duration
 	Priorities  []int64
 	BufferSizes []int64
-	In, Out     params.QoS
+	In, Out     qos.Profile
 }
 
 // DefaultParams returns the node's defaults.
 func DefaultParams() Params {
 	c := DefaultConfig()
-	return Params{Config: c, Inputs: len(c.Aligner.Streams), In: params.SensorDataQoS(), Out: params.ReliableQoS()}
+	return Params{Config: c, Inputs: len(c.Aligner.Streams), In: qos.SensorData(), Out: qos.Default()}
 }
 
 // fieldParams names the Config's fields as parameters, for the reasons of
@@ -128,7 +129,7 @@ func (p *Params) Bind(b *params.Binder) {
 	b.Duration("silent_after_sec", &p.Config.SilentAfter, params.Descriptor{
 		Description: "an input that sends nothing this long (node time) is not waited for until it sends again (s); 0: wait by timeout_sec alone, as Rock does; a change applies to the inputs marked silent too",
 		FloatRange:  params.Floats(0, 1e6, 0)})
-	b.QoS("qos.in", &p.In)
-	b.QoS("qos.out", &p.Out)
+	qos.Bind(b, "qos.in", &p.In)
+	qos.Bind(b, "qos.out", &p.Out)
 	b.Check(p.streams)
 }

@@ -3,18 +3,19 @@ package clocksync
 import (
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/pll"
+	"github.com/timealign/timealign/pkg/qos"
 )
 
 // Params are the clock_sync node's parameters: the Config and the wiring.
 type Params struct {
 	Config      Config
 	MessageType string
-	In, Out     params.QoS
+	In, Out     qos.Profile
 }
 
 // DefaultParams returns the node's defaults.
 func DefaultParams() Params {
-	return Params{Config: DefaultConfig(), In: params.SensorDataQoS(), Out: params.ReliableQoS()}
+	return Params{Config: DefaultConfig(), In: qos.SensorData(), Out: qos.Default()}
 }
 
 // fieldParams names the Config's fields as parameters, for the reasons of
@@ -61,8 +62,8 @@ func (p *Params) Bind(b *params.Binder) {
 	b.Float64("max_skew_ppm", &c.MaxSkewPPM, params.Descriptor{Description: "bound on the fitted clock rate error (ppm)" + restarts,
 		FloatRange: params.Floats(0, 1e5, 0)})
 	b.Bool("track_skew", &c.TrackSkew, params.Descriptor{Description: "offset mode: fit the rate too" + restarts})
-	b.QoS("qos.in", &p.In)
-	b.QoS("qos.out", &p.Out)
+	qos.Bind(b, "qos.in", &p.In)
+	qos.Bind(b, "qos.out", &p.Out)
 }
 
 // Settings returns the writable parameters as cfg has them: what a Core

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -66,7 +67,7 @@ type Port struct {
 	// Type is empty.
 	SameAs string
 	// QoS of the subscription or publisher.
-	QoS params.QoS
+	QoS qos.Profile
 	// TypeParam names the parameter that sets Type, for messages that
 	// suggest setting it ("message_type").
 	TypeParam string

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
+	"github.com/timealign/timealign/pkg/rosargs"
+	"github.com/timealign/timealign/pkg/rosname"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -40,7 +43,7 @@ import (
 // through Close.
 type Node struct {
 	// Name is the node's name and namespace after remapping.
-	Name params.NodeName
+	Name rosname.NodeName
 	// Params holds the node's parameters. It belongs to the owner
 	// goroutine.
 	Params *params.Server
@@ -89,8 +92,10 @@ const (
 
 type input struct {
 	Port
-	name string // resolved topic
-	typ  string // known type; "" while discovering
+	name       string // resolved topic
+	typ        string // known type; "" while discovering
+	discovered bool   // typ was learned from the graph
+	foreign    string // publishers of other types on the topic, as last reported
 }
 
 type output struct {
@@ -144,15 +149,15 @@ func RuntimeSettings(l Limits) []params.Parameter {
 // for those), serves them, and makes the core. Run starts it. An error
 // after the transport was made closes it.
 func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
-	args, err := params.ParseArgs(argv)
+	args, err := rosargs.ParseArgs(argv)
 	if err != nil {
 		return nil, err
 	}
-	name, err := params.NewNodeName(s.Name, "", args.Remaps)
+	name, err := rosname.NewNodeName(s.Name, "", args.Remaps)
 	if err != nil {
 		return nil, err
 	}
-	overrides, ovErr := params.LoadOverrides(args, name.FQN(), os.ReadFile)
+	overrides, ovErr := params.LoadOverrides(name.FQN(), args.ParamFiles, args.Params, os.ReadFile)
 	tr, err := connect(s.Name, argv)
 	if err != nil {
 		return nil, err
@@ -251,8 +256,8 @@ func (n *Node) apply(changed []params.Parameter) {
 	}
 }
 
-func clockQoS() params.QoS {
-	q := params.SensorDataQoS() // best effort matches every /clock publisher
+func clockQoS() qos.Profile {
+	q := qos.SensorData() // best effort matches every /clock publisher
 	q.Depth = 1
 	return q
 }
@@ -272,7 +277,7 @@ func (n *Node) publisher(topic, msgType string) Publisher {
 	name, err := n.Name.Topic(topic)
 	var p Publisher
 	if err == nil {
-		p, err = n.tr.Publisher(name, msgType, params.ReliableQoS())
+		p, err = n.tr.Publisher(name, msgType, qos.Default())
 	}
 	if err != nil {
 		n.log(LogWarn, "no ", topic, ": ", err)
@@ -444,7 +449,7 @@ func (n *Node) discover() {
 		if len(types) == 0 {
 			continue
 		}
-		in.typ = types[0]
+		in.typ, in.discovered = types[0], true
 		if len(types) > 1 {
 			n.log(LogWarn, fmt.Sprintf("%s has publishers of %d types (%s): taking %s", in.name, len(types), strings.Join(types, ", "), in.typ))
 		} else {
@@ -611,6 +616,8 @@ func (n *Node) report() {
 		d.Level, d.Message = Warn, "waiting for a publisher of "+strings.Join(waiting, ", ")+" to learn its type"
 	case failed:
 		d.Level, d.Message = Error, n.fail
+	case running:
+		n.watchTypes(&d)
 	}
 	n.reportDrops(&d)
 	for _, p := range RuntimeSettings(n.inbox.Limits()) { // what the inbox works with
@@ -633,6 +640,48 @@ func (n *Node) report() {
 		n.log(LogInfo, d.Message)
 	default:
 		n.log(LogWarn, d.Message)
+	}
+}
+
+// watchTypes looks, once per report, for publishers on the inputs whose
+// type is not the one the node subscribed with: a publisher restarted
+// with another type, or a second one of another type. The middleware does
+// not connect them, so none of their messages reach the node: it logs
+// each change of the set of such types (WARN naming them and what to do,
+// INFO once they are gone) and makes the diagnostic a WARN while they are
+// there.
+func (n *Node) watchTypes(d *Diagnostic) {
+	for i := range n.in {
+		in := &n.in[i]
+		types, err := n.tr.PublisherTypes(in.name)
+		if err != nil {
+			n.limited(LogWarn, "graph", "graph query: ", err)
+			continue
+		}
+		var other []string
+		for _, typ := range types {
+			if typ != in.typ && !slices.Contains(other, typ) {
+				other = append(other, typ)
+			}
+		}
+		slices.Sort(other)
+		foreign := strings.Join(other, ", ")
+		if foreign != in.foreign {
+			switch {
+			case foreign == "":
+				n.log(LogInfo, in.name, ": no publisher of another type than ", in.typ, " any more")
+			case in.discovered:
+				n.log(LogWarn, fmt.Sprintf("%s: a publisher of %s, not %s: none of its messages reach this node, which took "+
+					"the input's type from its publishers when it started; restart the node to take another type", in.name, foreign, in.typ))
+			default:
+				n.log(LogWarn, fmt.Sprintf("%s: a publisher of %s, not %s: none of its messages reach this node; "+
+					"restart it with %s set to the type to take", in.name, foreign, in.typ, cmp.Or(in.TypeParam, "the input's type")))
+			}
+			in.foreign = foreign
+		}
+		if foreign != "" {
+			d.Raise(Warn, fmt.Sprintf("input %s: a publisher of %s, not %s: its messages do not reach the node", in.name, foreign, in.typ))
+		}
 	}
 }
 

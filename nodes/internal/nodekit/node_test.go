@@ -825,3 +825,54 @@ func TestAttach(t *testing.T) {
 		require.Equal(t, 0, node.stop())
 	})
 }
+
+// TestTypeChange: the publisher of an input restarts with another type
+// (and a second publisher of another type joins a given type): the node
+// keeps running with the type it took, says once, naming both types and
+// what to do, that the other publisher's messages do not reach it, reports
+// WARN while that publisher is there, and OK (logged) once it is gone.
+func TestTypeChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		diagnostics := g.Record("/diagnostics")
+		core := &echo{}
+		node := start(t, g, echoSpec(core, &echoParams{types: []string{"", "x_msgs/msg/X"}}))
+		a := g.Advertise("/in0", "a_msgs/msg/A")
+		time.Sleep(300 * time.Millisecond)
+		synctest.Wait()
+		require.NoError(t, a.Publish(msg(1, 40)))
+		synctest.Wait()
+		require.Len(t, core.messages(), 1)
+		a.Close()
+		b := g.Advertise("/in0", "b_msgs/msg/B") // the driver restarts with another type
+		other := g.Advertise("/in1", "y_msgs/msg/Y")
+		for i := range 50 {
+			require.NoError(t, b.Publish(msg(stamp.Time(2+i), 40)))
+			require.NoError(t, other.Publish(msg(stamp.Time(2+i), 40)))
+			time.Sleep(100 * time.Millisecond)
+		}
+		synctest.Wait()
+		require.Len(t, core.messages(), 1, "messages of another type never reach the core")
+		tr := g.Node("/echo")
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in0: a publisher of b_msgs/msg/B, not a_msgs/msg/A: none of its messages reach this node, "+
+			"which took the input's type from its publishers when it started; restart the node to take another type"), "logged once in 5 s")
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in1: a publisher of y_msgs/msg/Y, not x_msgs/msg/X: none of its messages reach this node; "+
+			"restart it with message_types set to the type to take"))
+		d := lastDiag(t, diagnostics)
+		require.Equal(t, nodekit.Warn, d.level)
+		require.Contains(t, d.message, "input /in0: a publisher of b_msgs/msg/B, not a_msgs/msg/A: its messages do not reach the node")
+		require.Contains(t, d.message, "input /in1: a publisher of y_msgs/msg/Y, not x_msgs/msg/X")
+
+		b.Close()
+		other.Close()
+		a = g.Advertise("/in0", "a_msgs/msg/A") // back to the type the node took
+		time.Sleep(1100 * time.Millisecond)
+		synctest.Wait()
+		require.Equal(t, 1, logged(tr, nodekit.LogInfo, "/in0: no publisher of another type than a_msgs/msg/A any more"))
+		require.Equal(t, nodekit.OK, lastDiag(t, diagnostics).level)
+		require.NoError(t, a.Publish(msg(100, 40)))
+		synctest.Wait()
+		require.Len(t, core.messages(), 2, "the node takes the input's messages again")
+		require.Equal(t, 0, node.stop())
+	})
+}

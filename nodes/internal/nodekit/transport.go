@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -20,10 +21,10 @@ type Transport interface {
 	// msgType ("pkg/msg/Type"), serialized: deliver gets each message's
 	// bytes, which it then owns (the transport keeps no reference), and
 	// its reception time (0 when the middleware gives none).
-	Subscribe(topic, msgType string, q params.QoS, deliver func(msg []byte, received stamp.Time)) error
+	Subscribe(topic, msgType string, q qos.Profile, deliver func(msg []byte, received stamp.Time)) error
 	// Publisher creates a publisher of serialized msgType messages on topic.
 	// An unknown or uninstalled type is an error naming it.
-	Publisher(topic, msgType string, q params.QoS) (Publisher, error)
+	Publisher(topic, msgType string, q qos.Profile) (Publisher, error)
 	// ServeParameters answers the six standard parameter services of the
 	// node with h.
 	ServeParameters(h ParameterHandler) error

@@ -15,7 +15,7 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
-	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -99,7 +99,7 @@ func (t *transport) typeSupport(msgType string) (types.MessageTypeSupport, error
 	return ts, nil
 }
 
-func qosProfile(q params.QoS) rclgo.QosProfile {
+func qosProfile(q qos.Profile) rclgo.QosProfile {
 	p := rclgo.NewDefaultQosProfile()
 	p.Reliability = rclgo.ReliabilityPolicy(q.Reliability)
 	p.Durability = rclgo.DurabilityPolicy(q.Durability)
@@ -111,7 +111,7 @@ func qosProfile(q params.QoS) rclgo.QosProfile {
 // Subscribe implements nodekit.Transport: each message is taken serialized
 // (rclgo copies it out of rcl into a fresh slice, which deliver then owns)
 // with its DDS reception time.
-func (t *transport) Subscribe(topic, msgType string, q params.QoS, deliver func([]byte, stamp.Time)) error {
+func (t *transport) Subscribe(topic, msgType string, q qos.Profile, deliver func([]byte, stamp.Time)) error {
 	ts, err := t.typeSupport(msgType)
 	if err != nil {
 		return err
@@ -185,7 +185,7 @@ type publisher struct{ p *rclgo.Publisher }
 func (p publisher) Publish(msg []byte) error { return cleanErr(p.p.PublishSerialized(msg)) }
 
 // Publisher implements nodekit.Transport.
-func (t *transport) Publisher(topic, msgType string, q params.QoS) (nodekit.Publisher, error) {
+func (t *transport) Publisher(topic, msgType string, q qos.Profile) (nodekit.Publisher, error) {
 	ts, err := t.typeSupport(msgType)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package sensorsim
 import (
 	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/sim"
 )
 
@@ -11,15 +12,15 @@ import (
 type Params struct {
 	Config Config
 	// Out is the QoS of the sensors' topics, Truth of `truth`.
-	Out, Truth params.QoS
+	Out, Truth qos.Profile
 }
 
 // DefaultParams returns the node's defaults: the outputs reliable (a
 // reliable publisher matches every subscriber), `truth` with a deep queue.
 func DefaultParams() Params {
-	truth := params.ReliableQoS()
+	truth := qos.Default()
 	truth.Depth = 1000
-	return Params{Config: DefaultConfig(), Out: params.ReliableQoS(), Truth: truth}
+	return Params{Config: DefaultConfig(), Out: qos.Default(), Truth: truth}
 }
 
 // sensorFields names a Sensor's fields as parameters (after the sensor's
@@ -76,8 +77,8 @@ func (p *Params) Bind(b *params.Binder) {
 	b.Duration("reference.latency_sec", &c.Reference.Latency, params.Descriptor{
 		Description: "a pulse is published this long after the acquisition it marks (s): read by another driver, it comes after its sample",
 		FloatRange:  params.Floats(0, 1, 0)})
-	b.QoS("qos.out", &p.Out)
-	b.QoS("qos.truth", &p.Truth)
+	qos.Bind(b, "qos.out", &p.Out)
+	qos.Bind(b, "qos.truth", &p.Truth)
 }
 
 func bindSensor(b *params.Binder, name string, s *Sensor) {

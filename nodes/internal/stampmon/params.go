@@ -5,6 +5,7 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 )
 
 // Params are the stamp_monitor node's parameters: the Config and the
@@ -19,16 +20,16 @@ type Params struct {
 	// Labels name the inputs in the status and the log; none, or an empty
 	// entry: the input's topic.
 	Labels    []string
-	In, Truth params.QoS
+	In, Truth qos.Profile
 }
 
 // DefaultParams returns the node's defaults: no input (the raw errors of
 // every sensor_sim topic), inputs best effort (they match every
 // publisher), `truth` reliable with a deep queue (sensor_sim's).
 func DefaultParams() Params {
-	truth := params.ReliableQoS()
+	truth := qos.Default()
 	truth.Depth = 1000
-	return Params{Config: DefaultConfig(), In: params.SensorDataQoS(), Truth: truth}
+	return Params{Config: DefaultConfig(), In: qos.SensorData(), Truth: truth}
 }
 
 var fieldParams = map[string]string{
@@ -79,8 +80,8 @@ func (p *Params) Bind(b *params.Binder) {
 		FloatRange: params.Floats(0.001, 3600, 0)})
 	b.Duration("log_period_sec", &c.LogEvery, params.Descriptor{Description: "period of the table of errors the node logs (s)",
 		FloatRange: params.Floats(0.1, 3600, 0)})
-	b.QoS("qos.in", &p.In)
-	b.QoS("qos.truth", &p.Truth)
+	qos.Bind(b, "qos.in", &p.In)
+	qos.Bind(b, "qos.truth", &p.Truth)
 	b.Check(p.check)
 }
 

@@ -78,7 +78,7 @@ func TestDiagnoseAcrossCores(t *testing.T) {
 	d := core.Diagnose("/sync", inputs, core.Status(), old.Status(), 5e9)
 	require.Equal(t, nodekit.OK, d.Level, d.Message)
 	d = old.Diagnose("/sync", inputs, old.Status(), core.Status(), 4e9)
-	require.Contains(t, d.Message, "input /a drops")
+	require.Contains(t, d.Message, "input /a: the policy drops more than max_drop_share of its messages")
 	require.Contains(t, d.Message, "input /b: malformed")
 }
 

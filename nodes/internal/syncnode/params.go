@@ -5,6 +5,7 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
 
@@ -14,12 +15,12 @@ type Params struct {
 	// MessageTypes has one type per input, or one for all; none, or an
 	// empty entry: the type of the input's first publisher in the graph.
 	MessageTypes []string
-	In, Out      params.QoS
+	In, Out      qos.Profile
 }
 
 // DefaultParams returns the node's defaults.
 func DefaultParams() Params {
-	return Params{Config: DefaultConfig(), In: params.SensorDataQoS(), Out: params.ReliableQoS()}
+	return Params{Config: DefaultConfig(), In: qos.SensorData(), Out: qos.Default()}
 }
 
 // fieldParams names the Config's fields as parameters, for the reasons of
@@ -79,8 +80,8 @@ func (p *Params) Bind(b *params.Binder) {
 		FloatRange: params.Floats(0.001, 1e6, 0)})
 	b.Float64("max_drop_share", &p.Config.MaxDropShare, params.Descriptor{Description: "share of an input's messages dropped before the node warns",
 		FloatRange: params.Floats(0, 1, 0)})
-	b.QoS("qos.in", &p.In)
-	b.QoS("qos.out", &p.Out)
+	qos.Bind(b, "qos.in", &p.In)
+	qos.Bind(b, "qos.out", &p.Out)
 }
 
 // Settings returns the writable parameters as cfg has them: what a Core

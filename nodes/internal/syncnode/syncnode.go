@@ -224,7 +224,13 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 			got := since(s.Sync.Received[i], prev.Sync.Received[i])
 			lost := since(dropped[i], prevDropped[i])
 			if got > 0 && nodekit.Share(lost, got) > c.cfg.MaxDropShare {
-				d.Raise(nodekit.Warn, fmt.Sprintf("input %s drops %.0f%% of its messages", topic, 100*nodekit.Share(lost, got)))
+				// The message stays the same while the drops go on (the
+				// node logs changes of health); the counts are values.
+				// Not a share of what came: a policy may drop in this
+				// period what came in the last.
+				d.Raise(nodekit.Warn, fmt.Sprintf("input %s: the policy drops more than max_drop_share of its messages", topic))
+				d.Add(topic+".dropped_since_last_report", lost)
+				d.Add(topic+".received_since_last_report", got)
 			}
 		}
 		if len(prev.DroppedMalformed) > i && s.DroppedMalformed[i] > prev.DroppedMalformed[i] {

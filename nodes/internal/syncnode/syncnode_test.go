@@ -74,7 +74,13 @@ func TestDiagnoseSilentInput(t *testing.T) {
 		require.NoError(t, c.Add(0, cdrtest.Message(k*sec/10, "", 0), k*sec/10))
 	}
 	d = c.Diagnose("/sync", []string{"/camera", "/imu"}, c.Status(), prev, 10*sec)
-	require.Contains(t, d.Message, "input /camera drops", "queue overflow while /imu is silent")
+	require.Contains(t, d.Message, "input /camera: the policy drops more than max_drop_share of its messages", "queue overflow while /imu is silent")
+	values := map[string]string{}
+	for _, kv := range d.Values {
+		values[kv.Key] = kv.Value
+	}
+	require.Equal(t, "50", values["/camera.dropped_since_last_report"])
+	require.Equal(t, "50", values["/camera.received_since_last_report"])
 }
 
 func TestValidate(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 )
 
 // TimeReferenceType is the default type of the reference topic: its
@@ -21,13 +22,13 @@ type Params struct {
 	// type whose first field is a std_msgs/Header (header.stamp is then
 	// the reference).
 	ReferenceType string
-	In, Out       params.QoS
+	In, Out       qos.Profile
 }
 
 // DefaultParams returns the node's defaults.
 func DefaultParams() Params {
 	return Params{Config: DefaultConfig(), ReferenceType: TimeReferenceType,
-		In: params.SensorDataQoS(), Out: params.ReliableQoS()}
+		In: qos.SensorData(), Out: qos.Default()}
 }
 
 // fieldParams names the Config's fields as parameters, for the reasons of
@@ -62,8 +63,8 @@ func (p *Params) Bind(b *params.Binder) {
 	b.Int("loss_threshold", &e.LossThreshold, params.Descriptor{Description: "suspect samples in a row that make a loss (0 or 1: the first) (a change restarts the estimator)",
 		IntRange: params.Ints(0, 1000, 1)})
 	b.Bool("never_infer_loss", &e.NeverInferLoss, params.Descriptor{Description: "infer no loss from timing (losses are announced or indexed) (a change restarts the estimator)"})
-	b.QoS("qos.in", &p.In)
-	b.QoS("qos.out", &p.Out)
+	qos.Bind(b, "qos.in", &p.In)
+	qos.Bind(b, "qos.out", &p.Out)
 	b.Check(func() error {
 		if p.ReferenceType == "" { // no discovery for it: the node would wait for a reference publisher
 			return fmt.Errorf("%w: reference_type is empty: give %s or a type whose first field is a std_msgs/Header", ErrConfig, TimeReferenceType)

@@ -26,6 +26,9 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
+	"github.com/timealign/timealign/pkg/rosargs"
+	"github.com/timealign/timealign/pkg/rosname"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -81,11 +84,11 @@ func (g *Graph) ParameterEvents() []params.EventMsg {
 // Connect is a nodekit.Connect: a node named name (or what --ros-args
 // remaps it to) on the graph.
 func (g *Graph) Connect(name string, argv []string) (nodekit.Transport, error) {
-	args, err := params.ParseArgs(argv)
+	args, err := rosargs.ParseArgs(argv)
 	if err != nil {
 		return nil, err
 	}
-	nn, err := params.NewNodeName(name, "", args.Remaps)
+	nn, err := rosname.NewNodeName(name, "", args.Remaps)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +145,16 @@ func (g *Graph) Advertise(topic, msgType string) *Publisher {
 	p := &Publisher{g: g, topic: topic, typ: msgType}
 	g.pubs[topic] = append(g.pubs[topic], p)
 	return p
+}
+
+// Close takes a test's publisher out of the graph, as a peer that exits:
+// nodes no longer see its type, and it publishes no more.
+func (p *Publisher) Close() {
+	g := p.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pubs[p.topic] = slices.DeleteFunc(g.pubs[p.topic], func(q *Publisher) bool { return q == p })
+	p.closed = true
 }
 
 // Publisher publishes on one topic of a Graph.
@@ -283,7 +296,7 @@ func (t *Transport) post(f func()) {
 }
 
 // Subscribe implements nodekit.Transport.
-func (t *Transport) Subscribe(topic, msgType string, _ params.QoS, deliver func([]byte, stamp.Time)) error {
+func (t *Transport) Subscribe(topic, msgType string, _ qos.Profile, deliver func([]byte, stamp.Time)) error {
 	g := t.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -297,7 +310,7 @@ func (t *Transport) Subscribe(topic, msgType string, _ params.QoS, deliver func(
 }
 
 // Publisher implements nodekit.Transport.
-func (t *Transport) Publisher(topic, msgType string, _ params.QoS) (nodekit.Publisher, error) {
+func (t *Transport) Publisher(topic, msgType string, _ qos.Profile) (nodekit.Publisher, error) {
 	g := t.g
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -1,47 +1,23 @@
-package params
+package rosargs
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/rosname"
 )
 
-// RemapKind says what a remap rule renames.
-type RemapKind uint8
-
-const (
-	// RemapName renames topics and services ("from:=to").
-	RemapName RemapKind = iota
-	// RemapTopic renames topics only ("rostopic://from:=to").
-	RemapTopic
-	// RemapService renames services only ("rosservice://from:=to").
-	RemapService
-	// RemapNodeName renames the node ("__node:=name" or "__name:=name").
-	RemapNodeName
-	// RemapNamespace moves the node ("__ns:=/ns").
-	RemapNamespace
+// Sentinel errors: an [ArgError] unwraps to one of them.
+var (
+	// ErrSyntax: a malformed rule or a missing value after a flag. A -p
+	// value that is not a parameter value also unwraps to
+	// params.ErrSyntax.
+	ErrSyntax = errors.New("syntax error")
+	// ErrUnknownArg: an unknown argument inside --ros-args.
+	ErrUnknownArg = errors.New("unknown ROS argument")
 )
-
-// Remap is one -r/--remap rule.
-type Remap struct {
-	// Node, if not empty, limits the rule to the node of that name
-	// ("node:from:=to").
-	Node string
-	Kind RemapKind
-	// Match is the name to replace (topic and service rules).
-	Match string
-	// Replacement is the new name, node name or namespace.
-	Replacement string
-}
-
-// ParamRule is one -p/--param rule: name:=value or node:name:=value.
-type ParamRule struct {
-	// Node, if not empty, limits the rule to the node named so in the root
-	// namespace (rcl matches it as the pattern "/node").
-	Node  string
-	Name  string
-	Value Value
-}
 
 // LoggerLevel is a --log-level name:=level setting.
 type LoggerLevel struct{ Logger, Level string }
@@ -49,9 +25,9 @@ type LoggerLevel struct{ Logger, Level string }
 // Args are the ROS arguments of a process, as rcl_parse_arguments reads
 // them.
 type Args struct {
-	Params     []ParamRule // -p/--param, in order
-	ParamFiles []string    // --params-file, in order
-	Remaps     []Remap     // -r/--remap, in order (the first match wins)
+	Params     []params.Rule   // -p/--param, in order
+	ParamFiles []string        // --params-file, in order
+	Remaps     []rosname.Remap // -r/--remap, in order (the first match wins)
 	// LogLevel is the default --log-level ("" if not given), lower case:
 	// unset, debug, info, warn, error or fatal.
 	LogLevel      string
@@ -99,7 +75,7 @@ func (e *ArgError) Unwrap() error { return e.Err }
 // start), listing every unknown one. Outside --ros-args, "from:=to" is a
 // deprecated remap rule (noted in Warnings) and everything else goes to
 // Other. Parameter files are only named here: read them and call
-// [ParseFile].
+// params.LoadOverrides.
 func ParseArgs(argv []string) (*Args, error) {
 	a := &Args{}
 	inROS := false
@@ -296,6 +272,10 @@ func lexToken(s string, i int) int {
 	return i
 }
 
+func isAlnum(c byte) bool {
+	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
 // isToken reports whether s is exactly one TOKEN.
 func isToken(s string) bool { return s != "" && lexToken(s, 0) == len(s) }
 
@@ -335,57 +315,57 @@ func checkNamePath(s, what string) error {
 
 // parseRemap parses [node:](rostopic://|rosservice://)?from:=to,
 // [node:]__ns:=/ns and [node:]__node:=name (or __name).
-func parseRemap(s string) (Remap, error) {
-	var r Remap
+func parseRemap(s string) (rosname.Remap, error) {
+	var r rosname.Remap
 	r.Node, s = nodePrefix(s)
 	switch {
 	case strings.HasPrefix(s, "__node:=") || strings.HasPrefix(s, "__name:="):
-		r.Kind, r.Replacement = RemapNodeName, s[len("__node:="):]
+		r.Kind, r.Replacement = rosname.RemapNodeName, s[len("__node:="):]
 		if !isToken(r.Replacement) {
-			return Remap{}, fmt.Errorf("node name not remapped to invalid name: %q", r.Replacement)
+			return rosname.Remap{}, fmt.Errorf("node name not remapped to invalid name: %q", r.Replacement)
 		}
 		return r, nil
 	case strings.HasPrefix(s, "__ns:="):
-		r.Kind, r.Replacement = RemapNamespace, s[len("__ns:="):]
-		if err := ValidateNamespace(r.Replacement); err != nil {
-			return Remap{}, fmt.Errorf("namespace not remapped to a fully qualified name: %w", err)
+		r.Kind, r.Replacement = rosname.RemapNamespace, s[len("__ns:="):]
+		if err := rosname.ValidateNamespace(r.Replacement); err != nil {
+			return rosname.Remap{}, fmt.Errorf("namespace not remapped to a fully qualified name: %w", err)
 		}
 		return r, nil
 	case strings.HasPrefix(s, "rostopic://"):
-		r.Kind, s = RemapTopic, s[len("rostopic://"):]
+		r.Kind, s = rosname.RemapTopic, s[len("rostopic://"):]
 	case strings.HasPrefix(s, "rosservice://"):
-		r.Kind, s = RemapService, s[len("rosservice://"):]
+		r.Kind, s = rosname.RemapService, s[len("rosservice://"):]
 	}
 	i := strings.Index(s, ":=")
 	if i < 0 {
-		return Remap{}, errors.New("a remap rule needs ':='")
+		return rosname.Remap{}, errors.New("a remap rule needs ':='")
 	}
 	r.Match, r.Replacement = s[:i], s[i+2:]
 	if err := checkNamePath(r.Match, "match"); err != nil {
-		return Remap{}, err
+		return rosname.Remap{}, err
 	}
 	if err := checkNamePath(r.Replacement, "replacement"); err != nil {
-		return Remap{}, err
+		return rosname.Remap{}, err
 	}
 	return r, nil
 }
 
 // parseParamRule parses [node:]name:=value; the name is tokens and '/'
 // joined by '.', the value is YAML.
-func parseParamRule(s string) (ParamRule, error) {
-	var r ParamRule
+func parseParamRule(s string) (params.Rule, error) {
+	var r params.Rule
 	r.Node, s = nodePrefix(s)
 	i := strings.Index(s, ":=")
 	if i < 0 {
-		return ParamRule{}, errors.New("a parameter rule needs ':='")
+		return params.Rule{}, errors.New("a parameter rule needs ':='")
 	}
 	r.Name = s[:i]
 	if err := checkParamName(r.Name); err != nil {
-		return ParamRule{}, err
+		return params.Rule{}, err
 	}
-	v, err := ParseValue(s[i+2:])
+	v, err := params.ParseValue(s[i+2:])
 	if err != nil {
-		return ParamRule{}, fmt.Errorf("parameter %q: %w", r.Name, err)
+		return params.Rule{}, fmt.Errorf("parameter %q: %w", r.Name, err)
 	}
 	r.Value = v
 	return r, nil
@@ -417,32 +397,4 @@ func checkParamName(name string) error {
 		}
 	}
 	return nil
-}
-
-// String formats a rule as it is written on the command line.
-func (r Remap) String() string {
-	var sb strings.Builder
-	if r.Node != "" {
-		sb.WriteString(r.Node + ":")
-	}
-	switch r.Kind {
-	case RemapNodeName:
-		return sb.String() + "__node:=" + r.Replacement
-	case RemapNamespace:
-		return sb.String() + "__ns:=" + r.Replacement
-	case RemapTopic:
-		sb.WriteString("rostopic://")
-	case RemapService:
-		sb.WriteString("rosservice://")
-	}
-	return sb.String() + r.Match + ":=" + r.Replacement
-}
-
-// String formats a rule as it is written on the command line.
-func (r ParamRule) String() string {
-	s := r.Name + ":=" + r.Value.String()
-	if r.Node != "" {
-		s = r.Node + ":" + s
-	}
-	return s
 }

@@ -1,9 +1,14 @@
-package params
+package rosname
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrInvalidName is wrapped by every error of this package: an empty or
+// malformed node, namespace, topic or service name.
+var ErrInvalidName = errors.New("invalid name")
 
 // Name limits of rmw (validate_full_topic_name.h, validate_namespace.h,
 // validate_node_name.h).
@@ -16,6 +21,8 @@ const (
 func nameErr(kind, name string, index int, msg string) error {
 	return fmt.Errorf("%w: %s %q: %s (at index %d)", ErrInvalidName, kind, name, msg, index)
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isAlnum(c byte) bool {
 	return isDigit(c) || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
@@ -291,4 +298,51 @@ func (n NodeName) resolve(name string, kind RemapKind) (string, error) {
 		return "", err
 	}
 	return out, nil
+}
+
+// RemapKind says what a remap rule renames.
+type RemapKind uint8
+
+const (
+	// RemapName renames topics and services ("from:=to").
+	RemapName RemapKind = iota
+	// RemapTopic renames topics only ("rostopic://from:=to").
+	RemapTopic
+	// RemapService renames services only ("rosservice://from:=to").
+	RemapService
+	// RemapNodeName renames the node ("__node:=name" or "__name:=name").
+	RemapNodeName
+	// RemapNamespace moves the node ("__ns:=/ns").
+	RemapNamespace
+)
+
+// Remap is one -r/--remap rule of the command line.
+type Remap struct {
+	// Node, if not empty, limits the rule to the node of that name
+	// ("node:from:=to").
+	Node string
+	Kind RemapKind
+	// Match is the name to replace (topic and service rules).
+	Match string
+	// Replacement is the new name, node name or namespace.
+	Replacement string
+}
+
+// String formats a rule as it is written on the command line.
+func (r Remap) String() string {
+	var sb strings.Builder
+	if r.Node != "" {
+		sb.WriteString(r.Node + ":")
+	}
+	switch r.Kind {
+	case RemapNodeName:
+		return sb.String() + "__node:=" + r.Replacement
+	case RemapNamespace:
+		return sb.String() + "__ns:=" + r.Replacement
+	case RemapTopic:
+		sb.WriteString("rostopic://")
+	case RemapService:
+		sb.WriteString("rosservice://")
+	}
+	return sb.String() + r.Match + ":=" + r.Replacement
 }

@@ -1,10 +1,13 @@
-package params
+package rosargs
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/rosname"
 )
 
 func boolp(b bool) *bool { return &b }
@@ -28,32 +31,32 @@ var argCases = []struct {
 		"-e", "/enc", "--disable-rosout-logs", "--enable-stdout-logs", "--disable-external-lib-logs",
 		"--", "b"},
 		want: &Args{
-			Params:     []ParamRule{{Name: "rate", Value: IntValue(50)}, {Node: "est", Name: "window_sec", Value: DoubleValue(0.5)}},
+			Params:     []params.Rule{{Name: "rate", Value: params.IntValue(50)}, {Node: "est", Name: "window_sec", Value: params.DoubleValue(0.5)}},
 			ParamFiles: []string{"f.yaml", "g.yaml"},
-			Remaps: []Remap{
-				{Kind: RemapName, Match: "in", Replacement: "/imu/data_raw"},
-				{Node: "est", Kind: RemapName, Match: "out", Replacement: "/imu/data"},
-				{Kind: RemapNamespace, Replacement: "/sensors"},
-				{Kind: RemapNodeName, Replacement: "imu_est"},
-				{Kind: RemapTopic, Match: "a", Replacement: "b"},
-				{Kind: RemapService, Match: "~/s", Replacement: "/t"},
+			Remaps: []rosname.Remap{
+				{Kind: rosname.RemapName, Match: "in", Replacement: "/imu/data_raw"},
+				{Node: "est", Kind: rosname.RemapName, Match: "out", Replacement: "/imu/data"},
+				{Kind: rosname.RemapNamespace, Replacement: "/sensors"},
+				{Kind: rosname.RemapNodeName, Replacement: "imu_est"},
+				{Kind: rosname.RemapTopic, Match: "a", Replacement: "b"},
+				{Kind: rosname.RemapService, Match: "~/s", Replacement: "/t"},
 			},
 			LogLevel: "debug", LoggerLevels: []LoggerLevel{{"rcl", "warn"}}, LogConfigFile: "log.cfg",
 			Enclave: "/enc", RosoutLogs: boolp(false), StdoutLogs: boolp(true), ExternalLibLogs: boolp(false),
 			Other: []string{"a", "b"},
 		}},
 	{name: "two sections", argv: []string{"--ros-args", "-p", "a:=1", "--", "x", "--ros-args", "-p", "b:=[1, 2]"},
-		want: &Args{Params: []ParamRule{{Name: "a", Value: IntValue(1)}, {Name: "b", Value: IntsValue([]int64{1, 2})}}, Other: []string{"x"}}},
+		want: &Args{Params: []params.Rule{{Name: "a", Value: params.IntValue(1)}, {Name: "b", Value: params.IntsValue([]int64{1, 2})}}, Other: []string{"x"}}},
 	{name: "ros-args repeated", argv: []string{"--ros-args", "--ros-args", "-p", "a:=x"},
-		want: &Args{Params: []ParamRule{{Name: "a", Value: StringValue("x")}}}},
+		want: &Args{Params: []params.Rule{{Name: "a", Value: params.StringValue("x")}}}},
 	{name: "quoted string value", argv: []string{"--ros-args", "-p", "mode:='10'"},
-		want: &Args{Params: []ParamRule{{Name: "mode", Value: StringValue("10")}}}},
+		want: &Args{Params: []params.Rule{{Name: "mode", Value: params.StringValue("10")}}}},
 	{name: "nested name", argv: []string{"--ros-args", "-p", "qos.in.depth:=3"},
-		want: &Args{Params: []ParamRule{{Name: "qos.in.depth", Value: IntValue(3)}}}},
+		want: &Args{Params: []params.Rule{{Name: "qos.in.depth", Value: params.IntValue(3)}}}},
 	{name: "__name", argv: []string{"--ros-args", "-r", "est:__name:=x"},
-		want: &Args{Remaps: []Remap{{Node: "est", Kind: RemapNodeName, Replacement: "x"}}}},
+		want: &Args{Remaps: []rosname.Remap{{Node: "est", Kind: rosname.RemapNodeName, Replacement: "x"}}}},
 	{name: "deprecated remap", argv: []string{"in:=out"},
-		want: &Args{Remaps: []Remap{{Match: "in", Replacement: "out"}},
+		want: &Args{Remaps: []rosname.Remap{{Match: "in", Replacement: "out"}},
 			Warnings: []string{"found remap rule 'in:=out'. This syntax is deprecated. Use '--ros-args --remap in:=out' instead."}}},
 	{name: "unknown flags", argv: []string{"--ros-args", "--foo", "-p", "a:=1", "bar"}, err: ErrUnknownArg,
 		msg: `argument 1 "--foo": found unknown ROS arguments: '--foo', 'bar'`},
