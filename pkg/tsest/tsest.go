@@ -817,6 +817,49 @@ func (e *Estimator) settleWarmup() {
 	if extra == 0 {
 		return
 	}
+	// The intervals only hint at the losses: with a jitter over half a
+	// period a no-loss interval can pass for a loss (P + J ≥ 1.5 P) and
+	// one loss every few samples fits a shorter period. The losses are
+	// judged by the fit itself: the right indexes put the samples closest
+	// above their lower envelope (the least mean height, the criterion the
+	// line is fitted by), so each loss the intervals show is kept only if
+	// taking it out leaves the samples higher above their envelope.
+	var xs, ys [warmup]float64
+	for i := range e.wuN {
+		ys[i] = float64(e.wu[i].Sub(e.baseT))
+	}
+	place := func() float64 {
+		x := 0.0
+		for i := range e.wuN - 1 {
+			if i > 0 {
+				x += float64(1 + lost[i-1])
+			}
+			xs[i] = x
+		}
+		return envelopeHeight(xs[:e.wuN-1], ys[:e.wuN-1])
+	}
+	h := place()
+	all := lost
+	lost = [warmup - 1]int64{}
+	if h0 := place(); h0 <= h {
+		return // none of them: the samples sit closer without
+	}
+	lost = all
+	for i := range lost {
+		if lost[i] == 0 {
+			continue
+		}
+		n := lost[i]
+		lost[i] = 0
+		if h0 := place(); h0 <= h {
+			h, extra = h0, extra-n
+		} else {
+			lost[i] = n
+		}
+	}
+	if extra == 0 {
+		return
+	}
 	e.hulls.Clear()
 	e.refHulls.Clear() // their indexes moved too
 	e.anchorOK = false
@@ -1056,4 +1099,42 @@ func precision(h *hull.Lower, l hull.Line) float64 {
 	j := max((my-l.At(mx))*n/(n-2), 1)
 	v := (n - 2) * h.Span() / j
 	return v * v
+}
+
+// envelopeHeight returns the mean height of the points (x increasing)
+// above their lower envelope: the least mean height above a line under
+// all of them (the line through the lower hull's edge over the mean x).
+func envelopeHeight(xs, ys []float64) float64 {
+	n := len(xs)
+	if n < 3 {
+		return 0
+	}
+	var st [warmup]int
+	m := 0
+	mx, my := 0.0, 0.0
+	for i := range n {
+		mx += xs[i]
+		my += ys[i]
+		for m >= 2 {
+			a, b := st[m-2], st[m-1]
+			// Pop b if it lies on or above the segment from a to i.
+			if (ys[b]-ys[a])*(xs[i]-xs[a]) >= (ys[i]-ys[a])*(xs[b]-xs[a]) {
+				m--
+				continue
+			}
+			break
+		}
+		st[m] = i
+		m++
+	}
+	mx /= float64(n)
+	my /= float64(n)
+	for j := 0; j+1 < m; j++ {
+		a, b := st[j], st[j+1]
+		if xs[b] >= mx || j+2 == m {
+			slope := (ys[b] - ys[a]) / (xs[b] - xs[a])
+			return my - (ys[a] + slope*(mx-xs[a]))
+		}
+	}
+	return 0
 }
