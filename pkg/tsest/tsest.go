@@ -169,6 +169,17 @@ type Status struct {
 	Recounts     uint64 `json:"loss_recounts"`       // inferred losses taken back (a sample came a period early)
 	Resets       uint64 `json:"resets"`              // calls to Reset
 	HaveEstimate bool   `json:"have_estimate"`
+	// Ambiguous: without a configured Period, the samples lie on average
+	// more than 0.45 period above the fitted line (a jitter of about 90 %
+	// of the period or more), so a late sample cannot be told from a
+	// lost one. No loss is then inferred from timing (a stream that loses
+	// samples undetected gets estimates that many periods early), and a
+	// fit that had inferred losses is restarted without its period (they
+	// may have locked it on a shorter one). Configure Period, or give
+	// indexes (UpdateIndex), to be sure. Ambiguities counts the times it
+	// was raised.
+	Ambiguous   bool   `json:"jitter_ambiguous"`
+	Ambiguities uint64 `json:"jitter_ambiguities"`
 }
 
 // Estimator estimates acquisition times. It is not safe for concurrent use:
@@ -208,6 +219,12 @@ type Estimator struct {
 	lateOnly  uint64
 	inferred  uint64 // losses inferred from timing since the fit started
 	mature    bool   // the fit covers enough samples to judge lateness
+	// ambiguous: the jitter is too large, against the fitted period, to
+	// tell a late sample from a lost one (see Status.Ambiguous); refit:
+	// it was raised on a fit that had inferred losses, which the next
+	// update restarts without its period.
+	ambiguous bool
+	refit     bool
 
 	// Warm-up without a known period: the first samples' receive times.
 	warm bool
@@ -338,6 +355,7 @@ func (e *Estimator) Status() Status {
 	s.Period = e.Period()
 	s.Latency = e.Latency()
 	s.HaveEstimate = e.HaveEstimate()
+	s.Ambiguous = e.ambiguous
 	h := e.hulls.Answering()
 	s.WindowSize = h.Count()
 	if n := h.Count(); n > 0 {
@@ -470,7 +488,18 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	}
 	hold := false
 
-	if !e.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
+	if e.refit && e.started && !stalled && t.Sub(e.lastRecv) <= e.cfg.Window {
+		// The losses this fit inferred are not to be trusted, nor the
+		// period they gave: fit again from this sample, settling the
+		// first samples' losses from their intervals (estimates still
+		// never go back).
+		e.refit = false
+		e.period, e.smooth, e.prior = 0, 0, float64(e.cfg.Period)
+		e.flushPending(0)
+		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.inferred)
+		e.k += step
+		e.restart(t)
+	} else if !e.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
 		if e.started && !startOnly {
 			e.st.Gaps++
 		}
@@ -688,7 +717,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.st.LostSamplesTotal += uint64(n)
 		return n, false
 	}
-	if e.cfg.NeverInferLoss || e.warm {
+	if e.cfg.NeverInferLoss || e.warm || e.ambiguous {
 		// Without a known period, a young fit's slope is too uncertain
 		// to tell a loss from jitter: inferring one would lock the
 		// estimator on a fraction of the true period (3 samples taken
@@ -828,7 +857,7 @@ func (e *Estimator) settleWarmup() {
 	for i := range e.wuN {
 		ys[i] = float64(e.wu[i].Sub(e.baseT))
 	}
-	place := func() float64 {
+	place := func() (float64, float64, float64) {
 		x := 0.0
 		for i := range e.wuN - 1 {
 			if i > 0 {
@@ -838,11 +867,14 @@ func (e *Estimator) settleWarmup() {
 		}
 		return envelopeHeight(xs[:e.wuN-1], ys[:e.wuN-1])
 	}
-	h := place()
+	h, top, slope := place()
 	all := lost
 	lost = [warmup - 1]int64{}
-	if h0 := place(); h0 <= h {
-		return // none of them: the samples sit closer without
+	if h0, _, _ := place(); h0 <= h || top >= 0.5*slope {
+		// None of them: the samples sit closer without, or even with them
+		// they lie above the envelope by half a period (the intervals
+		// cannot tell a loss from a delay then).
+		return
 	}
 	lost = all
 	for i := range lost {
@@ -851,7 +883,7 @@ func (e *Estimator) settleWarmup() {
 		}
 		n := lost[i]
 		lost[i] = 0
-		if h0 := place(); h0 <= h {
+		if h0, _, _ := place(); h0 <= h {
 			h, extra = h0, extra-n
 		} else {
 			lost[i] = n
@@ -935,6 +967,7 @@ func (e *Estimator) fit(t stamp.Time) {
 		}
 		e.line, e.haveLine = h.Support(e.smooth), true
 		e.period = e.smooth
+		e.judgeJitter(h)
 		return
 	}
 	l, _ := h.Fit(lo, hi)
@@ -944,6 +977,37 @@ func (e *Estimator) fit(t stamp.Time) {
 	e.line, e.haveLine = l, true
 	if h.Vertices() >= 2 && l.M >= minPeriod {
 		e.period = l.M
+	}
+	e.judgeJitter(h)
+}
+
+// ambiguousHeight is the samples' mean height above the line, in periods,
+// from which a late sample cannot be told from a lost one: a uniform
+// jitter of 0.9 period (a sample late by 0.9 period is a suspect) has a
+// mean of 0.45. clearHeight is the height under which the flag is
+// cleared again, on a mature fit.
+const (
+	ambiguousHeight = 0.45
+	clearHeight     = 0.35
+)
+
+// judgeJitter raises or clears the ambiguity (Status.Ambiguous) from the
+// samples' mean height above the line, when no Period is configured and
+// losses may be inferred from timing. The fit must cover the warm-up's
+// samples.
+func (e *Estimator) judgeJitter(h *hull.Lower) {
+	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.period <= 0 || h.Count() < warmup {
+		return
+	}
+	mx, my := h.Mean()
+	height := (my - e.line.At(mx)) / e.period
+	switch {
+	case !e.ambiguous && height >= ambiguousHeight:
+		e.ambiguous = true
+		e.st.Ambiguities++
+		e.refit = e.inferred > 0
+	case e.ambiguous && e.mature && height < clearHeight:
+		e.ambiguous = false
 	}
 }
 
@@ -1102,12 +1166,13 @@ func precision(h *hull.Lower, l hull.Line) float64 {
 }
 
 // envelopeHeight returns the mean height of the points (x increasing)
-// above their lower envelope: the least mean height above a line under
-// all of them (the line through the lower hull's edge over the mean x).
-func envelopeHeight(xs, ys []float64) float64 {
+// above their lower envelope (the least mean height above a line under
+// all of them: the line through the lower hull's edge over the mean x),
+// their greatest height above it, and its slope.
+func envelopeHeight(xs, ys []float64) (mean, top, slope float64) {
 	n := len(xs)
 	if n < 3 {
-		return 0
+		return 0, 0, 0
 	}
 	var st [warmup]int
 	m := 0
@@ -1132,9 +1197,12 @@ func envelopeHeight(xs, ys []float64) float64 {
 	for j := 0; j+1 < m; j++ {
 		a, b := st[j], st[j+1]
 		if xs[b] >= mx || j+2 == m {
-			slope := (ys[b] - ys[a]) / (xs[b] - xs[a])
-			return my - (ys[a] + slope*(mx-xs[a]))
+			slope = (ys[b] - ys[a]) / (xs[b] - xs[a])
+			for i := range n {
+				top = max(top, ys[i]-(ys[a]+slope*(xs[i]-xs[a])))
+			}
+			return my - (ys[a] + slope*(mx-xs[a])), top, slope
 		}
 	}
-	return 0
+	return 0, 0, 0
 }
