@@ -497,6 +497,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.period, e.smooth, e.prior = 0, 0, float64(e.cfg.Period)
 		e.flushPending(0)
 		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.inferred)
+		e.haveRefLat = false // references were placed by the bad fit
 		e.k += step
 		e.restart(t)
 	} else if !e.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
@@ -988,13 +989,15 @@ func (e *Estimator) fit(t stamp.Time) {
 // cleared again, on a mature fit.
 const (
 	ambiguousHeight = 0.45
-	clearHeight     = 0.35
+	clearHeight     = 0.42
 )
 
 // judgeJitter raises or clears the ambiguity (Status.Ambiguous) from the
 // samples' mean height above the line, when no Period is configured and
-// losses may be inferred from timing. The fit must cover the warm-up's
-// samples.
+// losses may be inferred from timing. It is raised from the warm-up's
+// samples on (a young fit is where a wrong period sets in), and cleared
+// only by a mature fit (a young fit's line and mean are too uncertain to
+// clear it).
 func (e *Estimator) judgeJitter(h *hull.Lower) {
 	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.period <= 0 || h.Count() < warmup {
 		return
