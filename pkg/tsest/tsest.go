@@ -225,6 +225,11 @@ type Estimator struct {
 	// update restarts without its period.
 	ambiguous bool
 	refit     bool
+	highFrac  float64 // fraction of the samples high above the line (judgeJitter)
+	highN     int     // samples it counts since the fit started
+	// taint: the losses inferred from timing (net of recounts) since the
+	// last refit; fits after a restart inherit the period they gave.
+	taint uint64
 
 	// Warm-up without a known period: the first samples' receive times.
 	warm bool
@@ -386,6 +391,7 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.haveLine = false
 	e.pending = false
 	e.inferred = 0
+	e.highFrac, e.highN = 0, 0
 	e.mature = false
 	e.fits = 0
 	e.dupRun, e.advanced = 0, false
@@ -496,7 +502,8 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.refit = false
 		e.period, e.smooth, e.prior = 0, 0, float64(e.cfg.Period)
 		e.flushPending(0)
-		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.inferred)
+		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.taint)
+		e.taint = 0
 		e.haveRefLat = false // references were placed by the bad fit
 		e.k += step
 		e.restart(t)
@@ -559,6 +566,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	est := t.Add(-ns(e.latency))
 	if e.haveLine {
 		lv := e.line.At(x)
+		e.judgeJitter(y - lv)
 		if jit := ns(y - lv); jit > e.st.MaxJitter {
 			e.st.MaxJitter = jit
 		}
@@ -667,6 +675,10 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	if e.pending {
 		late := e.lateness(t, e.k+1)
 		switch {
+		case e.ambiguous:
+			// Raised since: a late sample cannot be told from a lost one.
+			e.lateOnly++
+			e.flushPending(0)
 		case float64(t.Sub(e.pendT)) < 0.5*e.period:
 			// Close behind the suspect: they came in a burst, so the
 			// suspect was late, not the first after a loss.
@@ -697,6 +709,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		// delay mistaken for one). The hulls hold points at wrong indexes:
 		// start a new fit, keeping the period.
 		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, uint64(-late))
+		e.taint -= min(e.taint, uint64(-late))
 		e.st.Recounts++
 		e.restart(t)
 		return 0, false
@@ -754,6 +767,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.inferred++
 		e.losses++
 		e.st.LostSamplesTotal += uint64(guess)
+		e.taint += uint64(guess)
 	}
 	return guess, true
 }
@@ -788,6 +802,7 @@ func (e *Estimator) flushPending(lost int64) {
 			e.inferred--
 		}
 		e.st.LostSamplesTotal = uint64(int64(e.st.LostSamplesTotal) + lost - e.pendGuess)
+		e.taint = uint64(max(0, int64(e.taint)+lost-e.pendGuess))
 	}
 	k := e.pendFrom + 1 + lost
 	e.hulls.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
@@ -905,6 +920,7 @@ func (e *Estimator) settleWarmup() {
 	}
 	e.k = e.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
+	e.taint += uint64(extra)
 	e.smooth, e.fits = 0, 0
 	e.fit(e.wu[e.wuN-2]) // the line the newest sample is judged against
 }
@@ -968,7 +984,6 @@ func (e *Estimator) fit(t stamp.Time) {
 		}
 		e.line, e.haveLine = h.Support(e.smooth), true
 		e.period = e.smooth
-		e.judgeJitter(h)
 		return
 	}
 	l, _ := h.Fit(lo, hi)
@@ -979,39 +994,48 @@ func (e *Estimator) fit(t stamp.Time) {
 	if h.Vertices() >= 2 && l.M >= minPeriod {
 		e.period = l.M
 	}
-	e.judgeJitter(h)
 }
 
-// ambiguousHeight is the samples' mean height above the line, in periods,
-// from which a late sample cannot be told from a lost one: a uniform
-// jitter of 0.9 period (a sample late by 0.9 period is a suspect) has a
-// mean of 0.45. clearHeight is the height under which the flag is
-// cleared again, on a mature fit.
+// A sample lying at least ambiguousHeight periods above the line is high.
+// Where half the samples are high (a uniform jitter of 0.9 period, at
+// which a sample late by 0.9 period, a suspect, may be late or follow a
+// loss) a late sample cannot be told from a lost one: the fraction of high
+// samples, a median unmoved by bursts and rare long delays, raises the
+// ambiguity at ambiguousFrac and clears it under clearFrac (a jitter of
+// 0.85 period). highGain is the least gain of the fraction's average.
 const (
 	ambiguousHeight = 0.45
-	clearHeight     = 0.42
+	ambiguousFrac   = 0.5
+	clearFrac       = 0.47
+	highGain        = 1.0 / 1024
 )
 
-// judgeJitter raises or clears the ambiguity (Status.Ambiguous) from the
-// samples' mean height above the line, when no Period is configured and
-// losses may be inferred from timing. It is raised from the warm-up's
-// samples on (a young fit is where a wrong period sets in), and cleared
-// only by a mature fit (a young fit's line and mean are too uncertain to
-// clear it).
-func (e *Estimator) judgeJitter(h *hull.Lower) {
-	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.period <= 0 || h.Count() < warmup {
+// judgeJitter counts a sample height above the line into the fraction of
+// high samples and raises or clears the ambiguity (Status.Ambiguous), when
+// no Period is configured and losses may be inferred from timing. It is
+// raised from the warm-up's samples on (a young fit is where a wrong
+// period sets in), and cleared only by a mature fit.
+func (e *Estimator) judgeJitter(height float64) {
+	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.period <= 0 {
 		return
 	}
-	mx, my := h.Mean()
-	height := (my - e.line.At(mx)) / e.period
+	high := 0.0
+	if height >= ambiguousHeight*e.period {
+		high = 1
+	}
+	e.highN++
+	e.highFrac += max(1/float64(e.highN), highGain) * (high - e.highFrac)
 	switch {
-	case !e.ambiguous && height >= ambiguousHeight:
+	case e.highN < warmup:
+	case !e.ambiguous && e.highFrac >= ambiguousFrac:
 		e.ambiguous = true
 		e.st.Ambiguities++
-		e.refit = e.inferred > 0
-	case e.ambiguous && e.mature && height < clearHeight:
+	case e.ambiguous && e.mature && e.highFrac < clearFrac:
 		e.ambiguous = false
 	}
+	// Losses this fit inferred while it could not tell are not to be
+	// trusted: the next update fits again without them.
+	e.refit = e.ambiguous && e.taint > 0
 }
 
 // UpdateReference takes a hardware reference stamp: the true acquisition
