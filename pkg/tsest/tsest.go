@@ -1014,9 +1014,11 @@ const (
 // high samples and raises or clears the ambiguity (Status.Ambiguous), when
 // no Period is configured and losses may be inferred from timing. It is
 // raised from the warm-up's samples on (a young fit is where a wrong
-// period sets in), and cleared only by a mature fit.
+// period sets in), once its losses are settled, and cleared only by a
+// mature fit.
 func (e *Estimator) judgeJitter(height float64) {
-	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.period <= 0 {
+	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.period <= 0 || e.warm {
+		// (During the warm-up the line does not know the losses yet.)
 		return
 	}
 	high := 0.0
@@ -1030,12 +1032,13 @@ func (e *Estimator) judgeJitter(height float64) {
 	case !e.ambiguous && e.highFrac >= ambiguousFrac:
 		e.ambiguous = true
 		e.st.Ambiguities++
+		// The losses inferred from timing until now are not to be
+		// trusted, nor the period they gave: the next update fits again
+		// without them.
+		e.refit = e.taint > 0
 	case e.ambiguous && e.mature && e.highFrac < clearFrac:
 		e.ambiguous = false
 	}
-	// Losses this fit inferred while it could not tell are not to be
-	// trusted: the next update fits again without them.
-	e.refit = e.ambiguous && e.taint > 0
 }
 
 // UpdateReference takes a hardware reference stamp: the true acquisition
