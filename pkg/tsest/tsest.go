@@ -169,6 +169,17 @@ type Status struct {
 	Recounts     uint64 `json:"loss_recounts"`       // inferred losses taken back (a sample came a period early)
 	Resets       uint64 `json:"resets"`              // calls to Reset
 	HaveEstimate bool   `json:"have_estimate"`
+	// Ambiguous: without a configured Period, the samples lie on average
+	// more than 0.45 period above the fitted line (a jitter of about 90 %
+	// of the period or more), so a late sample cannot be told from a
+	// lost one. No loss is then inferred from timing (a stream that loses
+	// samples undetected gets estimates that many periods early), and a
+	// fit that had inferred losses is restarted without its period (they
+	// may have locked it on a shorter one). Configure Period, or give
+	// indexes (UpdateIndex), to be sure. Ambiguities counts the times it
+	// was raised.
+	Ambiguous   bool   `json:"jitter_ambiguous"`
+	Ambiguities uint64 `json:"jitter_ambiguities"`
 }
 
 // Estimator estimates acquisition times. It is not safe for concurrent use:
@@ -208,6 +219,17 @@ type Estimator struct {
 	lateOnly  uint64
 	inferred  uint64 // losses inferred from timing since the fit started
 	mature    bool   // the fit covers enough samples to judge lateness
+	// ambiguous: the jitter is too large, against the fitted period, to
+	// tell a late sample from a lost one (see Status.Ambiguous); refit:
+	// it was raised on a fit that had inferred losses, which the next
+	// update restarts without its period.
+	ambiguous bool
+	refit     bool
+	highFrac  float64 // fraction of the samples high above the line (judgeJitter)
+	highN     int     // samples it counts since the fit started
+	// taint: the losses inferred from timing (net of recounts) since the
+	// last refit; fits after a restart inherit the period they gave.
+	taint uint64
 
 	// Warm-up without a known period: the first samples' receive times.
 	warm bool
@@ -338,6 +360,7 @@ func (e *Estimator) Status() Status {
 	s.Period = e.Period()
 	s.Latency = e.Latency()
 	s.HaveEstimate = e.HaveEstimate()
+	s.Ambiguous = e.ambiguous
 	h := e.hulls.Answering()
 	s.WindowSize = h.Count()
 	if n := h.Count(); n > 0 {
@@ -368,6 +391,7 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.haveLine = false
 	e.pending = false
 	e.inferred = 0
+	e.highFrac, e.highN = 0, 0
 	e.mature = false
 	e.fits = 0
 	e.dupRun, e.advanced = 0, false
@@ -470,7 +494,20 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	}
 	hold := false
 
-	if !e.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
+	if e.refit && e.started && !stalled && t.Sub(e.lastRecv) <= e.cfg.Window {
+		// The losses this fit inferred are not to be trusted, nor the
+		// period they gave: fit again from this sample, settling the
+		// first samples' losses from their intervals (estimates still
+		// never go back).
+		e.refit = false
+		e.period, e.smooth, e.prior = 0, 0, float64(e.cfg.Period)
+		e.flushPending(0)
+		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.taint)
+		e.taint = 0
+		e.haveRefLat = false // references were placed by the bad fit
+		e.k += step
+		e.restart(t)
+	} else if !e.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
 		if e.started && !startOnly {
 			e.st.Gaps++
 		}
@@ -529,6 +566,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	est := t.Add(-ns(e.latency))
 	if e.haveLine {
 		lv := e.line.At(x)
+		e.judgeJitter(y - lv)
 		if jit := ns(y - lv); jit > e.st.MaxJitter {
 			e.st.MaxJitter = jit
 		}
@@ -637,6 +675,10 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	if e.pending {
 		late := e.lateness(t, e.k+1)
 		switch {
+		case e.ambiguous:
+			// Raised since: a late sample cannot be told from a lost one.
+			e.lateOnly++
+			e.flushPending(0)
 		case float64(t.Sub(e.pendT)) < 0.5*e.period:
 			// Close behind the suspect: they came in a burst, so the
 			// suspect was late, not the first after a loss.
@@ -667,6 +709,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		// delay mistaken for one). The hulls hold points at wrong indexes:
 		// start a new fit, keeping the period.
 		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, uint64(-late))
+		e.taint -= min(e.taint, uint64(-late))
 		e.st.Recounts++
 		e.restart(t)
 		return 0, false
@@ -688,7 +731,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.st.LostSamplesTotal += uint64(n)
 		return n, false
 	}
-	if e.cfg.NeverInferLoss || e.warm {
+	if e.cfg.NeverInferLoss || e.warm || e.ambiguous {
 		// Without a known period, a young fit's slope is too uncertain
 		// to tell a loss from jitter: inferring one would lock the
 		// estimator on a fraction of the true period (3 samples taken
@@ -724,6 +767,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		e.inferred++
 		e.losses++
 		e.st.LostSamplesTotal += uint64(guess)
+		e.taint += uint64(guess)
 	}
 	return guess, true
 }
@@ -758,6 +802,7 @@ func (e *Estimator) flushPending(lost int64) {
 			e.inferred--
 		}
 		e.st.LostSamplesTotal = uint64(int64(e.st.LostSamplesTotal) + lost - e.pendGuess)
+		e.taint = uint64(max(0, int64(e.taint)+lost-e.pendGuess))
 	}
 	k := e.pendFrom + 1 + lost
 	e.hulls.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
@@ -817,6 +862,52 @@ func (e *Estimator) settleWarmup() {
 	if extra == 0 {
 		return
 	}
+	// The intervals only hint at the losses: with a jitter over half a
+	// period a no-loss interval can pass for a loss (P + J ≥ 1.5 P) and
+	// one loss every few samples fits a shorter period. The losses are
+	// judged by the fit itself: the right indexes put the samples closest
+	// above their lower envelope (the least mean height, the criterion the
+	// line is fitted by), so each loss the intervals show is kept only if
+	// taking it out leaves the samples higher above their envelope.
+	var xs, ys [warmup]float64
+	for i := range e.wuN {
+		ys[i] = float64(e.wu[i].Sub(e.baseT))
+	}
+	place := func() (float64, float64, float64) {
+		x := 0.0
+		for i := range e.wuN - 1 {
+			if i > 0 {
+				x += float64(1 + lost[i-1])
+			}
+			xs[i] = x
+		}
+		return envelopeHeight(xs[:e.wuN-1], ys[:e.wuN-1])
+	}
+	h, top, slope := place()
+	all := lost
+	lost = [warmup - 1]int64{}
+	if h0, _, _ := place(); h0 <= h || top >= 0.5*slope {
+		// None of them: the samples sit closer without, or even with them
+		// they lie above the envelope by half a period (the intervals
+		// cannot tell a loss from a delay then).
+		return
+	}
+	lost = all
+	for i := range lost {
+		if lost[i] == 0 {
+			continue
+		}
+		n := lost[i]
+		lost[i] = 0
+		if h0, _, _ := place(); h0 <= h {
+			h, extra = h0, extra-n
+		} else {
+			lost[i] = n
+		}
+	}
+	if extra == 0 {
+		return
+	}
 	e.hulls.Clear()
 	e.refHulls.Clear() // their indexes moved too
 	e.anchorOK = false
@@ -829,6 +920,7 @@ func (e *Estimator) settleWarmup() {
 	}
 	e.k = e.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
+	e.taint += uint64(extra)
 	e.smooth, e.fits = 0, 0
 	e.fit(e.wu[e.wuN-2]) // the line the newest sample is judged against
 }
@@ -901,6 +993,51 @@ func (e *Estimator) fit(t stamp.Time) {
 	e.line, e.haveLine = l, true
 	if h.Vertices() >= 2 && l.M >= minPeriod {
 		e.period = l.M
+	}
+}
+
+// A sample lying at least ambiguousHeight periods above the line is high.
+// Where half the samples are high (a uniform jitter of 0.9 period, at
+// which a sample late by 0.9 period, a suspect, may be late or follow a
+// loss) a late sample cannot be told from a lost one: the fraction of high
+// samples, a median unmoved by bursts and rare long delays, raises the
+// ambiguity at ambiguousFrac and clears it under clearFrac (a jitter of
+// 0.85 period). highGain is the least gain of the fraction's average.
+const (
+	ambiguousHeight = 0.45
+	ambiguousFrac   = 0.5
+	clearFrac       = 0.47
+	highGain        = 1.0 / 1024
+)
+
+// judgeJitter counts a sample height above the line into the fraction of
+// high samples and raises or clears the ambiguity (Status.Ambiguous), when
+// no Period is configured and losses may be inferred from timing. It is
+// raised from the warm-up's samples on (a young fit is where a wrong
+// period sets in), once its losses are settled, and cleared only by a
+// mature fit.
+func (e *Estimator) judgeJitter(height float64) {
+	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.period <= 0 || e.warm {
+		// (During the warm-up the line does not know the losses yet.)
+		return
+	}
+	high := 0.0
+	if height >= ambiguousHeight*e.period {
+		high = 1
+	}
+	e.highN++
+	e.highFrac += max(1/float64(e.highN), highGain) * (high - e.highFrac)
+	switch {
+	case e.highN < warmup:
+	case !e.ambiguous && e.highFrac >= ambiguousFrac:
+		e.ambiguous = true
+		e.st.Ambiguities++
+		// The losses inferred from timing until now are not to be
+		// trusted, nor the period they gave: the next update fits again
+		// without them.
+		e.refit = e.taint > 0
+	case e.ambiguous && e.mature && e.highFrac < clearFrac:
+		e.ambiguous = false
 	}
 }
 
@@ -1056,4 +1193,46 @@ func precision(h *hull.Lower, l hull.Line) float64 {
 	j := max((my-l.At(mx))*n/(n-2), 1)
 	v := (n - 2) * h.Span() / j
 	return v * v
+}
+
+// envelopeHeight returns the mean height of the points (x increasing)
+// above their lower envelope (the least mean height above a line under
+// all of them: the line through the lower hull's edge over the mean x),
+// their greatest height above it, and its slope.
+func envelopeHeight(xs, ys []float64) (mean, top, slope float64) {
+	n := len(xs)
+	if n < 3 {
+		return 0, 0, 0
+	}
+	var st [warmup]int
+	m := 0
+	mx, my := 0.0, 0.0
+	for i := range n {
+		mx += xs[i]
+		my += ys[i]
+		for m >= 2 {
+			a, b := st[m-2], st[m-1]
+			// Pop b if it lies on or above the segment from a to i.
+			if (ys[b]-ys[a])*(xs[i]-xs[a]) >= (ys[i]-ys[a])*(xs[b]-xs[a]) {
+				m--
+				continue
+			}
+			break
+		}
+		st[m] = i
+		m++
+	}
+	mx /= float64(n)
+	my /= float64(n)
+	for j := 0; j+1 < m; j++ {
+		a, b := st[j], st[j+1]
+		if xs[b] >= mx || j+2 == m {
+			slope = (ys[b] - ys[a]) / (xs[b] - xs[a])
+			for i := range n {
+				top = max(top, ys[i]-(ys[a]+slope*(xs[i]-xs[a])))
+			}
+			return my - (ys[a] + slope*(mx-xs[a])), top, slope
+		}
+	}
+	return 0, 0, 0
 }

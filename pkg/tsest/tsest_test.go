@@ -179,6 +179,7 @@ func TestAccuracy(t *testing.T) {
 				if sc.exactLos {
 					require.Equal(t, lostCount(samples), e.LostSamples(), "seed %d", seed)
 				}
+				require.Zero(t, e.Status().Ambiguities, "seed %d: a jitter well under the period is not ambiguous", seed)
 			}
 		})
 	}

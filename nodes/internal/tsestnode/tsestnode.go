@@ -223,7 +223,7 @@ func addCounters(s, base tsest.Status) tsest.Status {
 		{&s.References, &base.References}, {&s.RejectedReferences, &base.RejectedReferences},
 		{&s.Backward, &base.Backward}, {&s.Duplicates, &base.Duplicates}, {&s.DupIndexes, &base.DupIndexes},
 		{&s.Gaps, &base.Gaps}, {&s.ClockSteps, &base.ClockSteps}, {&s.IndexResets, &base.IndexResets},
-		{&s.Recounts, &base.Recounts}, {&s.Resets, &base.Resets},
+		{&s.Recounts, &base.Recounts}, {&s.Resets, &base.Resets}, {&s.Ambiguities, &base.Ambiguities},
 	} {
 		*f.to += *f.from
 	}
@@ -282,6 +282,9 @@ func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
 		// is an input that is not stamped (header.stamp left 0) or a
 		// stuck device clock.
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d of %d stamps repeat the previous one: is header.stamp set? (stamp_source receive_time stamps on arrival)", n, of))
+	}
+	if s.Estimator.Ambiguous {
+		d.Raise(nodekit.Warn, "jitter near a period: late samples cannot be told from lost ones (none inferred); set period_sec")
 	}
 	if n := since(s.Estimator.Gaps, prev.Estimator.Gaps); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d gaps longer than the window", n))
