@@ -1,10 +1,12 @@
 package mav
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -152,6 +154,9 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 // and L columns are integers in hundredths or 1e-7 degrees): "-12.34",
 // "12.5", "12". It parses to the same float64 as v/10^decimals.
 func appendScaled(dst []byte, v int64, decimals int) []byte {
+	if cap(dst)-len(dst) < 24 {
+		dst = slices.Grow(dst, 24)
+	}
 	if v < 0 {
 		dst = append(dst, '-')
 	}
@@ -159,38 +164,38 @@ func appendScaled(dst []byte, v int64, decimals int) []byte {
 	if v < 0 {
 		u = -u
 	}
-	var pow uint64 = 1
-	for range decimals {
-		pow *= 10
-	}
-	dst = strconv.AppendUint(dst, u/pow, 10)
-	frac := u % pow
+	pow := uint64(pow10u32[decimals])
+	dst = putUint(dst, u/pow)
+	frac := uint32(u % pow)
 	if frac == 0 {
 		return dst
 	}
-	for frac%10 == 0 {
-		frac /= 10
-		decimals--
-	}
-	dst = append(dst, '.')
+	// The fraction with its leading zeros, without its trailing ones.
 	n := len(dst)
-	dst = strconv.AppendUint(dst, frac, 10)
-	if pad := decimals - (len(dst) - n); pad > 0 {
-		// Leading zeros of the fraction: shift the digits right.
-		dst = append(dst, make([]byte, pad)...)
-		copy(dst[n+pad:], dst[n:len(dst)-pad])
-		for i := range pad {
-			dst[n+i] = '0'
-		}
+	dst = dst[:n+1+decimals]
+	dst[n] = '.'
+	putDigitsPadded(dst[n+1:], frac)
+	for dst[len(dst)-1] == '0' {
+		dst = dst[:len(dst)-1]
 	}
 	return dst
 }
 
 const hexDigits = "0123456789abcdef"
 
+func decodeRune[T string | []byte](s T) (rune, int) {
+	switch v := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(v)
+	case []byte:
+		return utf8.DecodeRune(v)
+	}
+	return utf8.RuneError, 1
+}
+
 // appendJSONString appends s as a JSON string; bytes that are not UTF-8
 // become U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
+func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -217,7 +222,7 @@ func appendJSONString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
+		r, n := decodeRune(s[i:])
 		if r == utf8.RuneError && n == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
@@ -231,9 +236,76 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// binEncoder encodes the records of one Format.
+// binEncoder encodes the records of one Format: what to do with each
+// column is decided once, when the FMT record is read, so encoding a
+// record is one pass over its columns, writing into room reserved once,
+// with no allocation.
 type binEncoder struct {
-	keys [][]byte // `"Name":` with the leading comma for all but the first
+	ops []binOp
+	// max is the longest JSON a record can take.
+	max int
+}
+
+// binOp is one column: its key (`{"Name":` for the first, `,"Name":`
+// after), where it is in the payload, how to write it.
+type binOp struct {
+	key       string
+	off, size int
+	code      binCode
+}
+
+type binCode uint8
+
+const (
+	opInt8 binCode = iota
+	opUint8
+	opInt16
+	opUint16
+	opInt32
+	opUint32
+	opInt64
+	opUint64
+	opFloat32
+	opFloat64
+	opHalf
+	opCenti16  // c: int16 hundredths
+	opCentiU16 // C
+	opCenti32  // e
+	opCentiU32 // E
+	opDegE7    // L: int32 1e-7 degrees
+	opChars    // n, N, Z
+	opInt16x32 // a
+)
+
+// binCodes maps a format character to its op; binMax is the longest JSON
+// of a value of each op (strings: every byte escaped as \u00XX).
+var binCodes = [256]binCode{
+	'b': opInt8, 'B': opUint8, 'M': opUint8, 'h': opInt16, 'H': opUint16, 'i': opInt32, 'I': opUint32,
+	'q': opInt64, 'Q': opUint64, 'f': opFloat32, 'd': opFloat64, 'g': opHalf, 'c': opCenti16,
+	'C': opCentiU16, 'e': opCenti32, 'E': opCentiU32, 'L': opDegE7, 'n': opChars, 'N': opChars,
+	'Z': opChars, 'a': opInt16x32,
+}
+
+var binMax = [...]int{
+	opInt8: 4, opUint8: 3, opInt16: 6, opUint16: 5, opInt32: 11, opUint32: 10, opInt64: 20, opUint64: 20,
+	opFloat32: 24, opFloat64: 24, opHalf: 24, opCenti16: 7, opCentiU16: 6, opCenti32: 12, opCentiU32: 11,
+	opDegE7: 12, opChars: 2 + 6*64, opInt16x32: 2 + 32*7,
+}
+
+func newBinEncoder(f *Format) *binEncoder {
+	enc := &binEncoder{max: 2}
+	for i, c := range f.Columns {
+		k := []byte{','}
+		if i == 0 {
+			k[0] = '{'
+		}
+		k = appendJSONString(k, c.Name)
+		k = append(k, ':')
+		op := binOp{key: string(k), off: c.Offset, size: c.Size, code: binCodes[c.Kind]}
+		enc.ops = append(enc.ops, op)
+		enc.max += len(op.key) + binMax[op.code]
+	}
+	return enc
 }
 
 // AppendJSON appends the record's columns as a JSON object. Records of a
@@ -244,54 +316,57 @@ func (r Record) AppendJSON(dst []byte) []byte {
 		return append(dst, '{', '}')
 	}
 	enc := f.enc
-	dst = append(dst, '{')
+	if len(enc.ops) == 0 {
+		return append(dst, '{', '}')
+	}
+	dst = slices.Grow(dst, enc.max)
 	p := r.Payload
-	for i := range f.Columns {
-		c := &f.Columns[i]
-		dst = append(dst, enc.keys[i]...)
-		q := p[c.Offset : c.Offset+c.Size]
-		switch c.Kind {
-		case 'b':
-			dst = strconv.AppendInt(dst, int64(int8(q[0])), 10)
-		case 'B', 'M':
-			dst = strconv.AppendUint(dst, uint64(q[0]), 10)
-		case 'h':
-			dst = strconv.AppendInt(dst, int64(int16(binary.LittleEndian.Uint16(q))), 10)
-		case 'H':
-			dst = strconv.AppendUint(dst, uint64(binary.LittleEndian.Uint16(q)), 10)
-		case 'i':
-			dst = strconv.AppendInt(dst, int64(int32(binary.LittleEndian.Uint32(q))), 10)
-		case 'I':
-			dst = strconv.AppendUint(dst, uint64(binary.LittleEndian.Uint32(q)), 10)
-		case 'q':
-			dst = strconv.AppendInt(dst, int64(binary.LittleEndian.Uint64(q)), 10)
-		case 'Q':
-			dst = strconv.AppendUint(dst, binary.LittleEndian.Uint64(q), 10)
-		case 'f':
-			dst = appendFloat(dst, float64(math.Float32frombits(binary.LittleEndian.Uint32(q))), 32)
-		case 'd':
+	for i := range enc.ops {
+		op := &enc.ops[i]
+		dst = append(dst, op.key...)
+		q := p[op.off:]
+		switch op.code {
+		case opInt8:
+			dst = putInt(dst, int64(int8(q[0])))
+		case opUint8:
+			dst = putUint(dst, uint64(q[0]))
+		case opInt16:
+			dst = putInt(dst, int64(int16(binary.LittleEndian.Uint16(q))))
+		case opUint16:
+			dst = putUint(dst, uint64(binary.LittleEndian.Uint16(q)))
+		case opInt32:
+			dst = putInt(dst, int64(int32(binary.LittleEndian.Uint32(q))))
+		case opUint32:
+			dst = putUint(dst, uint64(binary.LittleEndian.Uint32(q)))
+		case opInt64:
+			dst = putInt(dst, int64(binary.LittleEndian.Uint64(q)))
+		case opUint64:
+			dst = putUint(dst, binary.LittleEndian.Uint64(q))
+		case opFloat32:
+			dst = putFloat32(dst, binary.LittleEndian.Uint32(q))
+		case opFloat64:
 			dst = appendFloat(dst, math.Float64frombits(binary.LittleEndian.Uint64(q)), 64)
-		case 'g':
-			dst = appendFloat(dst, float64(halfFloat(binary.LittleEndian.Uint16(q))), 32)
-		case 'c':
+		case opHalf:
+			dst = putFloat32(dst, math.Float32bits(halfFloat(binary.LittleEndian.Uint16(q))))
+		case opCenti16:
 			dst = appendScaled(dst, int64(int16(binary.LittleEndian.Uint16(q))), 2)
-		case 'C':
+		case opCentiU16:
 			dst = appendScaled(dst, int64(binary.LittleEndian.Uint16(q)), 2)
-		case 'e':
+		case opCenti32:
 			dst = appendScaled(dst, int64(int32(binary.LittleEndian.Uint32(q))), 2)
-		case 'E':
+		case opCentiU32:
 			dst = appendScaled(dst, int64(binary.LittleEndian.Uint32(q)), 2)
-		case 'L':
+		case opDegE7:
 			dst = appendScaled(dst, int64(int32(binary.LittleEndian.Uint32(q))), 7)
-		case 'n', 'N', 'Z':
-			dst = appendJSONString(dst, cstring(q))
-		case 'a':
+		case opChars:
+			dst = appendJSONString(dst, cbytes(q[:op.size]))
+		case opInt16x32:
 			dst = append(dst, '[')
 			for j := 0; j < 32; j++ {
 				if j > 0 {
 					dst = append(dst, ',')
 				}
-				dst = strconv.AppendInt(dst, int64(int16(binary.LittleEndian.Uint16(q[2*j:]))), 10)
+				dst = putInt(dst, int64(int16(binary.LittleEndian.Uint16(q[2*j:]))))
 			}
 			dst = append(dst, ']')
 		}
@@ -299,17 +374,79 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-func newBinEncoder(f *Format) *binEncoder {
-	enc := &binEncoder{}
-	for i, c := range f.Columns {
-		var k []byte
-		if i > 0 {
-			k = append(k, ',')
-		}
-		k = appendJSONString(k, c.Name)
-		enc.keys = append(enc.keys, append(k, ':'))
+// cbytes returns b up to its first NUL.
+func cbytes(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
 	}
-	return enc
+	return b
+}
+
+// putUint appends v in decimal, like strconv.AppendUint.
+func putUint(dst []byte, v uint64) []byte {
+	if v < 10 {
+		return append(dst, byte('0'+v))
+	}
+	if cap(dst)-len(dst) < 20 {
+		dst = slices.Grow(dst, 20)
+	}
+	n := len(dst)
+	if v>>32 == 0 {
+		nd := decimalLen32(uint32(v))
+		dst = dst[:n+nd]
+		putDigits(dst[n:], uint32(v))
+		return dst
+	}
+	// Above 2^32 (TimeUS after 71 minutes): the top digits, then the
+	// last eight.
+	hi, lo := v/1e8, uint32(v%1e8)
+	dst = putUint(dst, hi)
+	n = len(dst)
+	dst = dst[:n+8]
+	putDigitsPadded(dst[n:], lo)
+	return dst
+}
+
+// putInt appends v in decimal, like strconv.AppendInt.
+func putInt(dst []byte, v int64) []byte {
+	if v < 0 {
+		dst = append(dst, '-')
+		return putUint(dst, -uint64(v))
+	}
+	return putUint(dst, uint64(v))
+}
+
+// putFloat32 appends the float32 with bits b as appendFloat(dst, ·, 32)
+// does: null for NaN and infinities, integers below 1e15 as integers,
+// else the shortest decimal.
+func putFloat32(dst []byte, b uint32) []byte {
+	ef := b >> 23 & 0xff
+	switch {
+	case ef == 0xff:
+		return append(dst, "null"...)
+	case b == 0:
+		return append(dst, '0')
+	case ef >= 127 && ef <= 176:
+		// |v| ≥ 1: an integer when no bit of c is below the point (and
+		// then below 2^50, so below 1e15 only if checked).
+		c := uint64(b&(1<<23-1) | 1<<23)
+		var v uint64
+		if ef >= 150 {
+			v = c << (ef - 150)
+		} else if c&(1<<(150-ef)-1) == 0 {
+			v = c >> (150 - ef)
+		} else {
+			break
+		}
+		if v >= 1e15 {
+			break
+		}
+		if b>>31 != 0 {
+			dst = append(dst, '-')
+		}
+		return putUint(dst, v)
+	}
+	return appendFloat32(dst, math.Float32frombits(b))
 }
 
 // BinSchema returns the JSON schema of the records of f; each column's
