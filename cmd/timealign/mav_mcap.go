@@ -121,7 +121,7 @@ func (m *mcapWriter) compressor() {
 			_ = lzw.Close()
 			j.out = lzbuf.Bytes()
 		default:
-			j.out = append(j.out[:0], j.raw...)
+			j.out = j.raw // written as it is
 		}
 		close(j.done)
 	}
@@ -141,7 +141,7 @@ func (m *mcapWriter) write(it *mergeItem) error {
 	if m.err != nil {
 		return m.err
 	}
-	c := it.ch
+	c := it.ref.ch
 	if !c.written {
 		// The schema and channel records go into the chunk, before the
 		// first message of the channel; the writer lists them in the
@@ -178,12 +178,13 @@ func (m *mcapWriter) write(it *mergeItem) error {
 		m.order = append(m.order, c.id)
 	}
 	idx.Add(t, uint64(len(m.buf)))
-	m.buf = putRecord(m.buf, mcap.OpMessage, 2+4+8+8+len(it.data))
+	data := it.data()
+	m.buf = putRecord(m.buf, mcap.OpMessage, 2+4+8+8+len(data))
 	m.buf = binary.LittleEndian.AppendUint16(m.buf, c.id)
 	m.buf = binary.LittleEndian.AppendUint32(m.buf, c.seq)
 	m.buf = binary.LittleEndian.AppendUint64(m.buf, t)
 	m.buf = binary.LittleEndian.AppendUint64(m.buf, p)
-	m.buf = append(m.buf, it.data...)
+	m.buf = append(m.buf, data...)
 	if m.n == 0 || t < m.start {
 		m.start = t
 	}
@@ -213,20 +214,19 @@ func (m *mcapWriter) flush() error {
 		m.buf = make([]byte, 0, chunkSize+chunkSize/8) // a chunk never grows
 	}
 	j.start, j.end, j.done = m.start, m.end, make(chan struct{})
+	// The chunk's message indexes go with it; the builder takes the
+	// job's old ones (or new ones) in their place.
 	j.idx = j.idx[:0]
 	for _, id := range m.order {
-		src := m.idx[id]
-		cp := j.own[id]
-		if cp == nil {
-			cp = &mcap.MessageIndex{ChannelID: id}
-			j.own[id] = cp
+		full := m.idx[id]
+		spare := j.own[id]
+		if spare == nil {
+			spare = &mcap.MessageIndex{ChannelID: id}
 		}
-		cp.Reset()
-		for _, e := range src.Entries() {
-			cp.Add(e.Timestamp, e.Offset)
-		}
-		j.idx = append(j.idx, cp)
-		src.Reset()
+		spare.Reset()
+		m.idx[id] = spare
+		j.own[id] = full
+		j.idx = append(j.idx, full)
 	}
 	m.order, m.n, m.start, m.end = m.order[:0], 0, 0, 0
 	if len(m.pending) == cap(m.pending) {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	gosync "sync"
 	"sync/atomic"
 	"time"
 
@@ -188,110 +187,71 @@ type channel struct {
 	topic   string
 	schema  string // schema name
 	data    []byte // JSON schema
+	tlog    bool   // of tlog messages (else of BIN records)
 	written bool
 	seq     uint32
 	count   int64
 	first   stamp.Time
 	last    stamp.Time
+	report  int // the topic's id in the report, −1 before its first message
 }
 
-// mergeItem is one message of the merged stream.
+// chanRef is a channel as a reader goroutine knows it: a tlog message
+// type of a sender, or a BIN's record type. The merge loop, the only one
+// to touch ch, resolves it to the output channel (BINs of the same
+// vehicle share channels) before any of its items goes on.
+type chanRef struct {
+	key, topic, name string
+	schema           []byte
+	tlog             bool
+	f                *mav.Format // BIN records' format
+	ch               *channel
+}
+
+// mergeItem is one message of the merged stream. Items live in the batch
+// that made them (own) until written; queues hold pointers to them.
 type mergeItem struct {
 	t, pub stamp.Time
 	seq    uint64
-	ch     *channel
-	fm     *mav.Format // BIN records: the format, for the channel
-	tc     *tlogChan   // tlog messages: the channel, as the reader knows it
-	boot   int64       // µs, −1 if none
-	data   []byte
-	own    owner // holds data until the item is written
+	ref    *chanRef
+	boot   int64 // µs, −1 if none
+	// The message's bytes are own.json[off:off+n].
+	off, n uint32
+	own    *binBatch
 }
 
-// owner is what holds an item's bytes: an arena slab or a BIN batch.
-type owner interface{ release() }
-
-// slab is a block of an arena; refs counts the items in it.
-type slab struct {
-	buf  []byte
-	refs int
-	a    *arena
-}
-
-func (s *slab) release() { s.a.release(s) }
-
-// arena holds the JSON of buffered items in large blocks, reused once
-// every item of a block is written: no allocation per message.
-type arena struct {
-	mu   gosync.Mutex // items are released by the writer goroutine
-	cur  *slab
-	free []*slab
-}
-
-const slabSize = 1 << 20
-
-func (a *arena) put(p []byte) ([]byte, *slab) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cur == nil || len(a.cur.buf)+len(p) > cap(a.cur.buf) {
-		if a.cur != nil && a.cur.refs == 0 {
-			a.cur.buf = a.cur.buf[:0]
-			a.free = append(a.free, a.cur)
-		}
-		if n := len(a.free); n > 0 && len(p) <= slabSize {
-			a.cur, a.free = a.free[n-1], a.free[:n-1]
-		} else {
-			a.cur = &slab{buf: make([]byte, 0, max(slabSize, len(p))), a: a}
-		}
-	}
-	s := a.cur
-	start := len(s.buf)
-	s.buf = append(s.buf, p...)
-	s.refs++
-	return s.buf[start:len(s.buf):len(s.buf)], s
-}
-
-func (a *arena) release(s *slab) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s.refs--
-	if s.refs == 0 && s != a.cur {
-		s.buf = s.buf[:0]
-		if len(a.free) < 8 {
-			a.free = append(a.free, s)
-		}
-	}
-}
+func (it *mergeItem) data() []byte { return it.own.json[it.off : it.off+it.n : it.off+it.n] }
 
 // itemQueue holds a source's buffered items in order of stamp (then of
 // reading). Sources are nearly in order, so an item is inserted by moving
 // it back past the few later ones (O(1) for an item in order, O(k) for
 // one k places early), and taken from the front: no allocation per item.
 type itemQueue struct {
-	buf  []mergeItem
+	buf  []*mergeItem
 	head int
 }
 
 func (q *itemQueue) Len() int { return len(q.buf) - q.head }
 
-func (q *itemQueue) front() *mergeItem { return &q.buf[q.head] }
+func (q *itemQueue) front() *mergeItem { return q.buf[q.head] }
 
 func itemLess(a, b *mergeItem) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
 
-func (q *itemQueue) push(it mergeItem) {
+func (q *itemQueue) push(it *mergeItem) {
 	if q.head > 0 && q.head >= len(q.buf)/2 {
 		n := copy(q.buf, q.buf[q.head:])
 		clear(q.buf[n:])
 		q.buf, q.head = q.buf[:n], 0
 	}
 	q.buf = append(q.buf, it)
-	for i := len(q.buf) - 1; i > q.head && itemLess(&q.buf[i], &q.buf[i-1]); i-- {
+	for i := len(q.buf) - 1; i > q.head && itemLess(q.buf[i], q.buf[i-1]); i-- {
 		q.buf[i], q.buf[i-1] = q.buf[i-1], q.buf[i]
 	}
 }
 
-func (q *itemQueue) pop() mergeItem {
+func (q *itemQueue) pop() *mergeItem {
 	it := q.buf[q.head]
-	q.buf[q.head] = mergeItem{}
+	q.buf[q.head] = nil
 	q.head++
 	return it
 }
@@ -300,22 +260,14 @@ func (q *itemQueue) pop() mergeItem {
 type mergeSrc struct {
 	name    string
 	q       itemQueue
-	arena   arena
 	maxSeen stamp.Time
 	seen    bool
 	done    bool
-	read    func() error // reads a record and pushes at most one item; io.EOF at the end
+	read    func() error // reads a batch and queues its items; io.EOF at the end
 }
 
-func (s *mergeSrc) push(it mergeItem, data []byte) {
-	var sl *slab
-	it.data, sl = s.arena.put(data)
-	it.own = sl
-	s.add(it)
-}
-
-// add queues an item whose bytes are owned already.
-func (s *mergeSrc) add(it mergeItem) {
+// add queues an item.
+func (s *mergeSrc) add(it *mergeItem) {
 	s.q.push(it)
 	if !s.seen || it.t > s.maxSeen {
 		s.maxSeen, s.seen = it.t, true
@@ -349,17 +301,20 @@ type merger struct {
 	started                        bool
 }
 
-func (m *merger) channel(key, topic, schema string, data func() []byte) (*channel, error) {
-	if c := m.channels[key]; c != nil {
-		return c, nil
+// resolve sets the output channel of a reader's channel.
+func (m *merger) resolve(r *chanRef) error {
+	if c := m.channels[r.key]; c != nil {
+		r.ch = c
+		return nil
 	}
 	if m.nextID == 65535 {
-		return nil, fmt.Errorf("more than 65535 topics")
+		return fmt.Errorf("more than 65535 topics")
 	}
-	c := &channel{id: m.nextID + 1, topic: topic, schema: schema, data: data()}
+	c := &channel{id: m.nextID + 1, topic: r.topic, schema: r.name, data: r.schema, tlog: r.tlog, report: -1}
 	m.nextID++
-	m.channels[key] = c
-	return c, nil
+	m.channels[r.key] = c
+	r.ch = c
+	return nil
 }
 
 // merge reads every input again and writes the merged stream. The BINs
@@ -388,8 +343,24 @@ func (m *merger) merge(f *files, pr *progress) error {
 			}
 		}
 		if best != nil && best.q.front().t <= safe {
-			if err := m.emit(best.q.pop()); err != nil {
-				return err
+			// Emit best's items while they come before every other
+			// source's first and the safe stamp.
+			var next *mergeItem
+			for _, s := range srcs {
+				if s != best && s.q.Len() > 0 && (next == nil || itemLess(s.q.front(), next)) {
+					next = s.q.front()
+				}
+			}
+			for {
+				if err := m.emit(best.q.pop()); err != nil {
+					return err
+				}
+				if best.q.Len() == 0 {
+					break
+				}
+				if f := best.q.front(); f.t > safe || next != nil && !itemLess(f, next) {
+					break
+				}
 			}
 			continue
 		}
@@ -405,13 +376,13 @@ func (m *merger) merge(f *files, pr *progress) error {
 	}
 }
 
-func (m *merger) emit(it mergeItem) error {
+func (m *merger) emit(it *mergeItem) error {
 	if m.started && it.t < m.last {
 		m.late++
 	} else {
 		m.last, m.started = it.t, true
 	}
-	c := it.ch
+	c := it.ref.ch
 	if c.count == 0 {
 		c.first = it.t
 	}
@@ -419,7 +390,7 @@ func (m *merger) emit(it mergeItem) error {
 	c.last = max(c.last, it.t)
 	m.written++
 	if m.stats != nil {
-		m.stats.add(c.topic, c.schema, it.fm == nil, it.t, it.pub, it.boot >= 0, len(it.data))
+		m.stats.add(c, it.t, it.pub, it.boot >= 0, int(it.n))
 	}
 	return m.out.add(it)
 }
@@ -446,20 +417,16 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 			return b.err
 		}
 		if len(b.items) == 0 {
-			b.release()
+			b.release(1)
 			return nil
 		}
 		for k := range b.items {
-			it := b.items[k]
-			tc := it.tc
-			if tc.ch == nil {
-				c, err := m.channel(tc.key, tc.topic, tc.name, func() []byte { return tc.schema })
-				if err != nil {
+			it := &b.items[k]
+			if it.ref.ch == nil {
+				if err := m.resolve(it.ref); err != nil {
 					return err
 				}
-				tc.ch = c
 			}
-			it.ch, it.tc = tc.ch, nil
 			it.seq = m.seq
 			m.seq++
 			tl.add(it)
@@ -475,7 +442,6 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 			return nil, err
 		}
 		order := pl.start(name, mav.NewBinReader(pr.reader(in)), est, &m.noTime)
-		chans := map[*mav.Format]*channel{}
 		src := &mergeSrc{name: name}
 		src.read = func() error {
 			b, ok := <-order
@@ -491,21 +457,17 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 				return b.err
 			}
 			m.clamped += b.clamped
-			for _, ns := range b.schemas {
-				c, err := m.channel("b"+ns.f.Name+"/"+ns.f.Format+"/"+strings.Join(columnNames(ns.f), ","), "/bin/"+ns.f.Name, ns.f.Name,
-					func() []byte { return ns.schema })
-				if err != nil {
+			for _, r := range b.refs {
+				if err := m.resolve(r); err != nil {
 					return err
 				}
-				chans[ns.f] = c
 			}
 			if len(b.items) == 0 {
-				b.release() // an empty last batch
+				b.release(1) // an empty last batch
 				return nil
 			}
 			for k := range b.items {
-				it := b.items[k]
-				it.ch = chans[it.fm]
+				it := &b.items[k]
 				it.seq = m.seq
 				m.seq++
 				src.add(it)
@@ -542,13 +504,13 @@ func (m *merger) summary(e *env) {
 }
 
 // asyncWriter writes the merged stream in a goroutine of its own, in
-// batches of items, while the merge goes on; each item's bytes are
-// released once written.
+// batches of items, while the merge goes on; each item's batch is
+// released once its items are written.
 type asyncWriter struct {
 	w      mergeWriter
-	cur    []mergeItem
-	ch     chan []mergeItem
-	free   chan []mergeItem
+	cur    []*mergeItem
+	ch     chan []*mergeItem
+	free   chan []*mergeItem
 	done   chan struct{}
 	err    error
 	failed atomic.Bool
@@ -558,18 +520,30 @@ type asyncWriter struct {
 const writeBatch = 2048
 
 func newAsyncWriter(w mergeWriter) *asyncWriter {
-	a := &asyncWriter{w: w, ch: make(chan []mergeItem, 4), free: make(chan []mergeItem, 6), done: make(chan struct{})}
+	a := &asyncWriter{w: w, ch: make(chan []*mergeItem, 4), free: make(chan []*mergeItem, 6), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		for batch := range a.ch {
-			for i := range batch {
+			// Items of a batch mostly come together: release them in runs.
+			var own *binBatch
+			n := 0
+			for i, it := range batch {
 				if a.err == nil {
-					if a.err = a.w.write(&batch[i]); a.err != nil {
+					if a.err = a.w.write(it); a.err != nil {
 						a.failed.Store(true)
 					}
 				}
-				batch[i].own.release()
-				batch[i] = mergeItem{}
+				if it.own != own {
+					if own != nil {
+						own.release(n)
+					}
+					own, n = it.own, 0
+				}
+				n++
+				batch[i] = nil
+			}
+			if own != nil {
+				own.release(n)
 			}
 			select {
 			case a.free <- batch[:0]:
@@ -581,7 +555,7 @@ func newAsyncWriter(w mergeWriter) *asyncWriter {
 }
 
 // add queues an item; it fails once a write has failed.
-func (a *asyncWriter) add(it mergeItem) error {
+func (a *asyncWriter) add(it *mergeItem) error {
 	if a.failed.Load() {
 		return a.finish()
 	}
@@ -589,7 +563,7 @@ func (a *asyncWriter) add(it mergeItem) error {
 		select {
 		case a.cur = <-a.free:
 		default:
-			a.cur = make([]mergeItem, 0, writeBatch)
+			a.cur = make([]*mergeItem, 0, writeBatch)
 		}
 	}
 	a.cur = append(a.cur, it)
@@ -642,13 +616,13 @@ func (c *csvWriter) write(it *mergeItem) error {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(it.pub), 10)
 	b = append(b, ',')
-	b = append(b, it.ch.topic...)
+	b = append(b, it.ref.ch.topic...)
 	b = append(b, ',')
 	if it.boot >= 0 {
 		b = strconv.AppendInt(b, it.boot, 10)
 	}
 	b = append(b, ',', '"')
-	for d := it.data; len(d) > 0; {
+	for d := it.data(); len(d) > 0; {
 		i := bytes.IndexByte(d, '"')
 		if i < 0 {
 			b = append(b, d...)
