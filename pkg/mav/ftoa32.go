@@ -32,9 +32,18 @@ func appendFloat32(dst []byte, f float32) []byte {
 	}
 	digits, k := shortest32(b)
 	// The digits scaled to exactly nine, x the exponent of the first.
-	nd := int32(decimalLen32(digits))
-	digits *= pow10u32[9-nd]
-	x := k + nd - 1
+	// Schubfach's digits are 7 to 9: about c·2^q·10^−k with
+	// 2^23 ≤ c < 2^24 and 1 ≤ 2^q·10^−k < 10.
+	x := k + 6
+	switch {
+	case digits >= 1e8:
+		x += 2
+	case digits >= 1e7:
+		digits *= 10
+		x++
+	default:
+		digits *= 100
+	}
 	n := len(dst)
 	if cap(dst)-n < 32 {
 		dst = slices.Grow(dst, 32)
@@ -45,16 +54,18 @@ func appendFloat32(dst []byte, f float32) []byte {
 		o[0] = '-'
 		i = 1
 	}
-	// First digit, '.', the other eight; sig counts those of them before
-	// the trailing zeros, which the layouts below leave out.
+	// The first digit, and the other eight as the bytes of w (in
+	// registers: nothing written is read back); sig counts those of them
+	// before the trailing zeros, which the layouts below leave out.
 	d0 := digits / 1e8
-	o[i], o[i+1] = byte('0'+d0), '.'
-	put8Digits(o[i+2:i+10], digits-d0*1e8)
-	w := binary.LittleEndian.Uint64(o[i+2:]) ^ 0x3030303030303030
-	sig := 8 - bits.LeadingZeros64(w)/8
+	w := eightDigits(digits - d0*1e8)
+	sig := 8 - bits.LeadingZeros64(w^0x3030303030303030)/8
+	c0 := byte('0' + d0)
 	// %g with the shortest precision: %e when the exponent is below −4
 	// or at least 6 (strconv decides with precision 6 when shortest).
 	if x < -4 || x >= 6 {
+		o[i], o[i+1] = c0, '.'
+		binary.LittleEndian.PutUint64(o[i+2:], w)
 		i += 1 + sig
 		if sig > 0 {
 			i++ // the point stays
@@ -71,41 +82,45 @@ func appendFloat32(dst []byte, f float32) []byte {
 		return dst[:n+i+4]
 	}
 	if x < 0 {
-		// 0.000ddd: "0.", −x−1 zeros, then the nine digits (read first:
-		// they move right by −x).
-		lo := uint64(o[i]) | binary.LittleEndian.Uint64(o[i+2:])<<8
-		last := o[i+9]
+		// "0.", −x−1 zeros, the nine digits.
 		binary.LittleEndian.PutUint64(o[i:], 0x3030303030302e30) // "0.000000"
 		t := i + 1 - int(x)
-		binary.LittleEndian.PutUint64(o[t:], lo)
-		o[t+8] = last
+		binary.LittleEndian.PutUint64(o[t:], uint64(c0)|w<<8)
+		o[t+8] = byte(w >> 56)
 		return dst[:n+t+1+sig]
 	}
-	// ddd.ddd: the point moves x places right, past digits that exist
-	// (the rest are zeros of the integer part).
-	binary.LittleEndian.PutUint64(o[i+1:], binary.LittleEndian.Uint64(o[i+2:]))
+	// The first digit, x more, the point, the rest: nine or ten bytes
+	// (the last store holds the one that does not fit in eight).
+	o[i] = c0
 	if sig <= int(x) {
-		return dst[:n+i+int(x)+1]
+		binary.LittleEndian.PutUint64(o[i+1:], w) // digits, then zeros
+		return dst[:n+i+1+int(x)]
 	}
-	j := i + int(x) + 1
-	binary.LittleEndian.PutUint64(o[j+1:], binary.LittleEndian.Uint64(o[j:]))
-	o[j] = '.'
+	sh := 8 * uint(x)
+	low := w & (1<<sh - 1)
+	binary.LittleEndian.PutUint64(o[i+1:], low|'.'<<sh|(w>>sh)<<(sh+8))
+	o[i+9] = byte(w >> 56)
 	return dst[:n+i+1+sig+1]
 }
 
-// put8Digits writes the eight decimal digits of v < 10^8 into b, leading
-// zeros included: the two halves, then their halves, independently.
-func put8Digits(b []byte, v uint32) {
-	_ = b[7]
+// eightDigits returns the eight decimal digits of v < 10^8, leading zeros
+// included, as the bytes of a little-endian word (the first digit in the
+// low byte): the two halves, then their halves, independently.
+func eightDigits(v uint32) uint64 {
 	hi := v / 10000
 	lo := v - hi*10000
 	a, c := hi/100, lo/100
-	bb, d := hi-a*100, lo-c*100
-	b[0], b[1] = digitPairs[2*a], digitPairs[2*a+1]
-	b[2], b[3] = digitPairs[2*bb], digitPairs[2*bb+1]
-	b[4], b[5] = digitPairs[2*c], digitPairs[2*c+1]
-	b[6], b[7] = digitPairs[2*d], digitPairs[2*d+1]
+	b, d := hi-a*100, lo-c*100
+	return uint64(digitPairs16[a]) | uint64(digitPairs16[b])<<16 | uint64(digitPairs16[c])<<32 | uint64(digitPairs16[d])<<48
 }
+
+// digitPairs16 holds "00" to "99" as little-endian 16-bit words.
+var digitPairs16 = func() (t [100]uint16) {
+	for i := range t {
+		t[i] = uint16('0'+i/10) | uint16('0'+i%10)<<8
+	}
+	return t
+}()
 
 // digitPairs holds "00" to "99".
 const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +

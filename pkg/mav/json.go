@@ -249,7 +249,11 @@ type binEncoder struct {
 // binOp is one column: its key (`{"Name":` for the first, `,"Name":`
 // after), where it is in the payload, how to write it.
 type binOp struct {
-	key       string
+	key string
+	// A key of up to 16 bytes is also kept as two words, written by two
+	// stores (kn is its length, 0 for a longer key).
+	k0, k1    uint64
+	kn        int
 	off, size int
 	code      binCode
 }
@@ -302,9 +306,15 @@ func newBinEncoder(f *Format) *binEncoder {
 		k = appendJSONString(k, c.Name)
 		k = append(k, ':')
 		op := binOp{key: string(k), off: c.Offset, size: c.Size, code: binCodes[c.Kind]}
+		if len(k) <= 16 {
+			var w [16]byte
+			copy(w[:], k)
+			op.k0, op.k1, op.kn = binary.LittleEndian.Uint64(w[:]), binary.LittleEndian.Uint64(w[8:]), len(k)
+		}
 		enc.ops = append(enc.ops, op)
 		enc.max += len(op.key) + binMax[op.code]
 	}
+	enc.max += 16 // the words of the last key may go beyond it
 	return enc
 }
 
@@ -323,7 +333,16 @@ func (r Record) AppendJSON(dst []byte) []byte {
 	p := r.Payload
 	for i := range enc.ops {
 		op := &enc.ops[i]
-		dst = append(dst, op.key...)
+		if op.kn > 0 {
+			// Within the room reserved: enc.max counts 16 bytes more.
+			n := len(dst)
+			o := dst[n : n+16]
+			binary.LittleEndian.PutUint64(o, op.k0)
+			binary.LittleEndian.PutUint64(o[8:], op.k1)
+			dst = dst[:n+op.kn]
+		} else {
+			dst = append(dst, op.key...)
+		}
 		q := p[op.off:]
 		switch op.code {
 		case opInt8:
