@@ -409,8 +409,8 @@ func (a *Aligner) AddBin(i int, r Record) {
 		}
 		b.first, b.last = min(b.first, t), max(b.last, t)
 	}
-	switch f.Name {
-	case "GPS":
+	switch f.role {
+	case roleGPS:
 		wk, ms, st, in := f.Index("GWk"), f.Index("GMS"), f.Index("Status"), f.Index("I")
 		if wk < 0 || ms < 0 || !hasTime || (in >= 0 && r.Int(in) != 0) {
 			return
@@ -421,24 +421,24 @@ func (a *Aligner) AddBin(i int, r Record) {
 			return
 		}
 		b.gps.add(us, stamp.Time(t*1000))
-	case "ATT":
+	case roleATT:
 		ro, pi, ya := f.Index("Roll"), f.Index("Pitch"), f.Index("Yaw")
 		if ro < 0 || pi < 0 || ya < 0 || !hasTime {
 			return
 		}
 		b.att.add(attitude{boot: t, roll: float32(r.Float(ro)), pitch: float32(r.Float(pi)), yaw: float32(r.Float(ya))})
-	case "MSG":
+	case roleMSG:
 		if k := f.Index("Message"); k >= 0 {
 			b.ident.noteText(r.String(k))
 		}
-	case "VER":
+	case roleVER:
 		if k := f.Index("FWS"); k >= 0 {
 			b.ident.noteText(r.String(k))
 		}
 		if k := f.Index("GH"); k >= 0 && b.ident.GitHash == "" && r.Int(k) != 0 {
 			b.ident.GitHash = fmt.Sprintf("%08x", r.Int(k))
 		}
-	case "PARM":
+	case rolePARM:
 		n, v := f.Index("Name"), f.Index("Value")
 		if n < 0 || v < 0 {
 			return

@@ -58,9 +58,25 @@ type Format struct {
 	Err error
 	// enc is the JSON encoder of the record (json.go).
 	enc *binEncoder
-	// meta is set for FMTU, UNIT and MULT, which the reader reads too.
+	// meta is set for FMTU, UNIT and MULT, which the reader reads too;
+	// role says which records the Aligner reads (by name, decided once).
 	meta bool
+	role binRole
 }
+
+// binRole is what the Aligner reads a record type for.
+type binRole uint8
+
+const (
+	roleNone binRole = iota
+	roleGPS
+	roleATT
+	roleMSG
+	roleVER
+	rolePARM
+)
+
+var binRoles = map[string]binRole{"GPS": roleGPS, "ATT": roleATT, "MSG": roleMSG, "VER": roleVER, "PARM": rolePARM}
 
 // A Format never changes once [BinReader.Next] has returned a record of
 // it (units live in the reader), so records may be encoded in other
@@ -121,6 +137,7 @@ func newFormat(p []byte) *Format {
 	if f.Err == nil {
 		f.enc = newBinEncoder(f)
 		f.meta = f.Name == "FMTU" || f.Name == "UNIT" || f.Name == "MULT"
+		f.role = binRoles[f.Name]
 	}
 	if f.Err == nil && len(f.Columns) > 0 {
 		switch c := f.Columns[0]; {
@@ -317,7 +334,7 @@ type BinReader struct {
 }
 
 // BinBufferSize is the read buffer of a [BinReader].
-const BinBufferSize = 1 << 20
+const BinBufferSize = 256 << 10
 
 // NewBinReader returns a reader of the dataflash log in r.
 func NewBinReader(r io.Reader) *BinReader {
