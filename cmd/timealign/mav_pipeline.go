@@ -24,7 +24,7 @@ import (
 // and four times that of JSON), and batches are reused once written.
 
 const (
-	batchRaw  = 128 << 10
+	batchRaw  = 64 << 10
 	pipeDepth = 4
 )
 
@@ -133,8 +133,9 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 			select {
 			case b = <-free:
 			default:
-				// JSON is about 4 times the raw records: sized once.
-				b = &binBatch{free: free, raw: make([]byte, 0, batchRaw+1024), json: make([]byte, 0, 5*batchRaw)}
+				// JSON is about 4 times the raw records: sized once (it
+				// grows if need be: items hold offsets).
+				b = &binBatch{free: free, raw: make([]byte, 0, batchRaw+256), json: make([]byte, 0, 4*batchRaw)}
 			}
 			b.est, b.done = est, make(chan struct{})
 			var rerr error
@@ -200,6 +201,9 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 
 // encodeBatch stamps and encodes the records of a batch.
 func encodeBatch(b *binBatch) {
+	if cap(b.items) < len(b.recs) {
+		b.items = make([]mergeItem, 0, len(b.recs))
+	}
 	for _, rr := range b.recs {
 		t := b.est.Unix(time.Duration(rr.us) * time.Microsecond)
 		if t < 0 {

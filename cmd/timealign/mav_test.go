@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -521,5 +522,20 @@ func TestMavMergeInterrupted(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines left, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestDoubleQuotes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		d := make([]byte, r.IntN(40))
+		for i := range d {
+			d[i] = `"a{:,"\0é`[r.IntN(10)]
+		}
+		prefix := []byte("x,")
+		b := make([]byte, len(prefix), len(prefix)+2*len(d)+8)
+		copy(b, prefix)
+		got := doubleQuotes(b, d)
+		require.Equal(t, "x,"+strings.ReplaceAll(string(d), `"`, `""`), string(got), "%q", d)
 	}
 }
