@@ -204,8 +204,9 @@ func encodeBatch(b *binBatch) {
 	if cap(b.items) < len(b.recs) {
 		b.items = make([]mergeItem, 0, len(b.recs))
 	}
+	unix := b.est.Mapper() // the records are nearly in time order
 	for _, rr := range b.recs {
-		t := b.est.Unix(time.Duration(rr.us) * time.Microsecond)
+		t := unix(time.Duration(rr.us) * time.Microsecond)
 		if t < 0 {
 			t = 0
 			b.clamped++

@@ -484,12 +484,28 @@ type Estimate struct {
 	Detail string
 
 	unix func(bootUS int64) stamp.Time // Unix time of a boot time in µs
+	m    *Map                          // the map unix evaluates, when it is one
 }
 
 // Unix maps a boot time to Unix time (µs resolution in boot time).
 func (e *Estimate) Unix(boot time.Duration) stamp.Time {
 	us := boot.Microseconds()
 	return e.unix(us).Add(boot - time.Duration(us)*time.Microsecond)
+}
+
+// Mapper returns a function equal to Unix for a run of boot times that
+// mostly grow, as a log's records do: it starts where the last one fell,
+// so that the next is found without a search. It is not safe for
+// concurrent use (make one per goroutine); e is not changed.
+func (e *Estimate) Mapper() func(boot time.Duration) stamp.Time {
+	if e.m == nil {
+		return e.Unix
+	}
+	c := mapCursor{m: e.m}
+	return func(boot time.Duration) stamp.Time {
+		us := boot.Microseconds()
+		return c.at(us).Add(boot - time.Duration(us)*time.Microsecond)
+	}
 }
 
 // OffsetAt returns Unix time minus boot time at boot time b.
@@ -682,7 +698,7 @@ func (a *Aligner) estimate(src Source, t *track) *Estimate {
 	}
 	f, l := m.span()
 	e := &Estimate{Source: src, Samples: t.samples, Pieces: len(m.pieces), Uncertainty: unc(m), SkewPPM: m.skewPPM(),
-		First: time.Duration(f) * time.Microsecond, Last: time.Duration(l) * time.Microsecond, unix: m.at}
+		First: time.Duration(f) * time.Microsecond, Last: time.Duration(l) * time.Microsecond, unix: m.at, m: m}
 	e.Ref = (e.First + e.Last) / 2
 	e.Offset = e.OffsetAt(e.Ref)
 	return e
