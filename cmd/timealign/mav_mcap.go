@@ -43,7 +43,7 @@ type mcapWriter struct {
 
 const (
 	chunkSize  = 2 << 20
-	chunkDepth = 4
+	chunkDepth = 2
 )
 
 type chunkJob struct {
