@@ -43,7 +43,7 @@ type mcapWriter struct {
 
 const (
 	chunkSize  = 2 << 20
-	chunkDepth = 2
+	chunkDepth = 1
 )
 
 type chunkJob struct {
@@ -82,7 +82,7 @@ func newMCAPWriter(out io.Writer, comp mcap.CompressionFormat, run *mavRun) (*mc
 	m := &mcapWriter{w: w, comp: comp, buf: make([]byte, 0, chunkSize+chunkSize/8),
 		pending: make(chan *chunkJob, chunkDepth), jobs: make(chan *chunkJob, chunkDepth), free: make(chan *chunkJob, chunkDepth+2),
 		ctx: ctx, cancel: cancel}
-	for range runtime.GOMAXPROCS(0) {
+	for range min(runtime.GOMAXPROCS(0), chunkDepth) {
 		m.wg.Add(1)
 		go m.compressor()
 	}

@@ -201,7 +201,7 @@ type channel struct {
 // chanRef is a channel as a reader goroutine knows it: a tlog message
 // type of a sender, or a BIN's record type. The merge loop, the only one
 // to touch ch, resolves it to the output channel (BINs of the same
-// vehicle share channels) before any of its items goes on.
+// vehicle share channels) when its first item is emitted.
 type chanRef struct {
 	key, topic, name string
 	schema           []byte
@@ -214,9 +214,13 @@ type chanRef struct {
 // that made them (own) until written; queues hold pointers to them.
 type mergeItem struct {
 	t, pub stamp.Time
-	seq    uint64
-	ref    *chanRef
-	boot   int64 // µs, −1 if none
+	// seq orders items of equal t: the source's index (the tlog first,
+	// then the BINs as given) in the top 16 bits, then the order of
+	// reading within the source; so the merged order depends on nothing
+	// but the inputs (not on how they were cut into batches).
+	seq  uint64
+	ref  *chanRef
+	boot int64 // µs, −1 if none
 	// The message's bytes are own.json[off:off+n].
 	off, n uint32
 	own    *binBatch
@@ -261,6 +265,7 @@ func (q *itemQueue) pop() *mergeItem {
 // mergeSrc is one input of the merge.
 type mergeSrc struct {
 	name    string
+	seq     uint64 // the next item's seq
 	q       itemQueue
 	maxSeen stamp.Time
 	seen    bool
@@ -294,7 +299,6 @@ type merger struct {
 	reorder  time.Duration
 	channels map[string]*channel
 	nextID   uint16
-	seq      uint64
 	stats    *mavTiming // the report's, or nil
 	out      *asyncWriter
 	// Counters.
@@ -384,6 +388,12 @@ func (m *merger) emit(it *mergeItem) error {
 	} else {
 		m.last, m.started = it.t, true
 	}
+	if it.ref.ch == nil {
+		// Channels are numbered in the order of their first message.
+		if err := m.resolve(it.ref); err != nil {
+			return err
+		}
+	}
 	c := it.ref.ch
 	if c.count == 0 {
 		c.first = it.t
@@ -401,6 +411,9 @@ func (m *merger) emit(it *mergeItem) error {
 func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, error) {
 	run := m.run
 	res := run.res
+	if len(run.bins) >= 1<<16-1 {
+		return nil, fmt.Errorf("%d BINs: at most %d can be merged at once", len(run.bins), 1<<16-2)
+	}
 	in, err := f.input(0)
 	if err != nil {
 		return nil, err
@@ -424,13 +437,8 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 		}
 		for k := range b.items {
 			it := &b.items[k]
-			if it.ref.ch == nil {
-				if err := m.resolve(it.ref); err != nil {
-					return err
-				}
-			}
-			it.seq = m.seq
-			m.seq++
+			it.seq = tl.seq
+			tl.seq++
 			tl.add(it)
 		}
 		return nil
@@ -444,7 +452,7 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 			return nil, err
 		}
 		order := pl.start(name, mav.NewBinReader(pr.reader(in)), est, &m.noTime)
-		src := &mergeSrc{name: name}
+		src := &mergeSrc{name: name, seq: uint64(i+1) << 48}
 		src.read = func() error {
 			b, ok := <-order
 			if !ok {
@@ -459,19 +467,14 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 				return b.err
 			}
 			m.clamped += b.clamped
-			for _, r := range b.refs {
-				if err := m.resolve(r); err != nil {
-					return err
-				}
-			}
 			if len(b.items) == 0 {
 				b.release(1) // an empty last batch
 				return nil
 			}
 			for k := range b.items {
 				it := &b.items[k]
-				it.seq = m.seq
-				m.seq++
+				it.seq = src.seq
+				src.seq++
 				src.add(it)
 			}
 			return nil
@@ -519,10 +522,10 @@ type asyncWriter struct {
 	closed bool
 }
 
-const writeBatch = 2048
+const writeBatch = 1024
 
 func newAsyncWriter(w mergeWriter) *asyncWriter {
-	a := &asyncWriter{w: w, ch: make(chan []*mergeItem, 4), free: make(chan []*mergeItem, 6), done: make(chan struct{})}
+	a := &asyncWriter{w: w, ch: make(chan []*mergeItem, 1), free: make(chan []*mergeItem, 3), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		for batch := range a.ch {

@@ -25,7 +25,7 @@ import (
 
 const (
 	batchRaw  = 64 << 10
-	pipeDepth = 4
+	pipeDepth = 2
 )
 
 // rawRec is one record of a batch: its type, its payload in the batch's
@@ -39,12 +39,8 @@ type rawRec struct {
 // binBatch is a batch of records, then of encoded items (a tlog's
 // batches have items only).
 type binBatch struct {
-	recs []rawRec
-	raw  []byte
-	// refs are the record types first seen in this batch, with their
-	// JSON schemas (made by the reader goroutine, which owns the
-	// BinReader's unit tables).
-	refs    []*chanRef
+	recs    []rawRec
+	raw     []byte
 	items   []mergeItem
 	json    []byte
 	est     *mav.Estimate
@@ -59,7 +55,7 @@ type binBatch struct {
 // returns the batch for reuse.
 func (b *binBatch) release(n int) {
 	if b.pending.Add(int32(-n)) <= 0 {
-		b.recs, b.raw, b.refs, b.items, b.json, b.err, b.clamped = b.recs[:0], b.raw[:0], b.refs[:0], b.items[:0], b.json[:0], nil, 0
+		b.recs, b.raw, b.items, b.json, b.err, b.clamped = b.recs[:0], b.raw[:0], b.items[:0], b.json[:0], nil, 0
 		select {
 		case b.free <- b:
 		default:
@@ -79,7 +75,7 @@ type binPipeline struct {
 
 func newBinPipeline(parent context.Context) *binPipeline {
 	ctx, cancel := context.WithCancel(parent)
-	p := &binPipeline{ctx: ctx, cancel: cancel, work: make(chan *binBatch, 2*runtime.GOMAXPROCS(0))}
+	p := &binPipeline{ctx: ctx, cancel: cancel, work: make(chan *binBatch, runtime.GOMAXPROCS(0))}
 	return p
 }
 
@@ -122,7 +118,9 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 		defer p.wg.Done()
 		defer close(order)
 		// The record types seen so far, by type byte (a type may be
-		// declared again with another layout: then it is a new one).
+		// declared again with another layout: then it is a new one),
+		// with their JSON schemas (made here: this goroutine owns the
+		// BinReader's unit tables).
 		var refs [256]*chanRef
 		var lastUS int64
 		haveLast := false
@@ -156,7 +154,6 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 					ref = &chanRef{key: "b" + fm.Name + "/" + fm.Format + "/" + strings.Join(columnNames(fm), ","), topic: "/bin/" + fm.Name,
 						name: fm.Name, schema: r.BinSchema(fm), f: fm}
 					refs[fm.Type] = ref
-					b.refs = append(b.refs, ref)
 				}
 				us, ok := rec.Time()
 				switch {
@@ -274,10 +271,10 @@ func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader) <-chan *binBatc
 			select {
 			case b = <-free:
 			default:
-				b = &binBatch{free: free, json: make([]byte, 0, 5*batchRaw)}
+				b = &binBatch{free: free, json: make([]byte, 0, batchRaw+batchRaw/4)}
 			}
 			var rerr error
-			for len(b.json) < 4*batchRaw {
+			for len(b.json) < batchRaw {
 				msg, err := tr.Next()
 				if err != nil {
 					rerr = err

@@ -573,6 +573,7 @@ func TestMavMergeCompressions(t *testing.T) {
 		it, err := r.Messages(mcap.UsingIndex(false))
 		require.NoError(t, err)
 		var got []row
+		ids := map[uint16]bool{}
 		for {
 			_, ch, msg, err := it.NextInto(nil)
 			if errors.Is(err, io.EOF) {
@@ -580,6 +581,11 @@ func TestMavMergeCompressions(t *testing.T) {
 			}
 			require.NoError(t, err)
 			got = append(got, row{ch.Topic, msg.LogTime, msg.PublishTime, string(msg.Data)})
+			if !ids[ch.ID] {
+				// Channels are numbered in the order of their first message.
+				ids[ch.ID] = true
+				require.Equal(t, uint16(len(ids)), ch.ID, "%s: %s", comp, ch.Topic)
+			}
 		}
 		require.NoError(t, f.Close())
 		require.Greater(t, len(got), 50000, comp)
@@ -608,4 +614,30 @@ func TestMavMergeCompressions(t *testing.T) {
 		require.Equal(t, w.topic, r[2], "row %d", i+1)
 		require.Equal(t, w.data, r[4], "row %d", i+1)
 	}
+}
+
+// TestMavMergeTies: messages of equal log time are in the order of the
+// inputs (the tlog's, then each BIN's), whatever the batches the readers
+// cut: the BIN's stamps come from a fit whose knots are tlog messages, so
+// ties are many.
+func TestMavMergeTies(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavDive)
+	out := filepath.Join(dir, "m.csv")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	require.NoError(t, err)
+	ties := 0
+	for i := 2; i < len(rows); i++ {
+		if rows[i][0] != rows[i-1][0] {
+			continue
+		}
+		ties++
+		require.False(t, strings.HasPrefix(rows[i-1][2], "/bin/") && strings.HasPrefix(rows[i][2], "/tlog/"),
+			"row %d: %s after %s at the same log time", i, rows[i][2], rows[i-1][2])
+	}
+	require.Greater(t, ties, 100)
 }
