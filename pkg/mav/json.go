@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/bluenviron/gomavlib/v3/pkg/message"
 )
 
 // JSON encodings of messages and records, and their JSON schemas (what
@@ -18,20 +22,28 @@ import (
 // L columns are scaled as the format says (pymavlink does the same);
 // NaN and infinities, which JSON cannot hold, are null.
 
-// AppendJSON appends the message's fields as a JSON object.
+// AppendJSON appends the message's fields as a JSON object, read straight
+// from the payload by the message type's encoder (no decoding, no
+// reflection, no allocation).
 func (m *TlogMessage) AppendJSON(dst []byte) []byte {
-	enc := m.info.encoder()
-	return enc.append(dst, reflect.ValueOf(m.Message()).Elem())
+	// v2 drops trailing zero bytes, v1 has no extensions: zeros stand
+	// for what is missing, as the decoder has them.
+	var p [256]byte
+	copy(p[:], m.payload)
+	return m.info.encoder().append(dst, p[:])
 }
 
 // Schema returns the JSON schema of the message's type.
 func (m *TlogMessage) Schema() []byte { return m.info.encoder().schema }
 
+// msgField is one field of a message: its key, where its value lies in a
+// (v2, complete) payload, how wide it is there, how to write it.
 type msgField struct {
-	key   []byte // `"name":`
-	index int
-	kind  reflect.Kind
-	elem  reflect.Kind // of arrays
+	key  []byte       // `"name":`
+	kind reflect.Kind // of the value, or of an array's elements
+	off  int          // position in the payload
+	size int          // bytes of one value (of a string: its length)
+	n    int          // elements of an array, 0 for one value
 }
 
 type msgEncoder struct {
@@ -44,9 +56,17 @@ func (info *msgInfo) encoder() *msgEncoder {
 	return info.enc
 }
 
+// wireSizes are the widths of MAVLink's types (enums name theirs in the
+// mavenum tag).
+var wireSizes = map[string]int{"uint8": 1, "int8": 1, "uint16": 2, "int16": 2, "uint32": 4, "int32": 4,
+	"uint64": 8, "int64": 8, "float32": 4, "float64": 8}
+
 // newMsgEncoder is called on first use of a message type; the dialect
 // table is shared, so the encoder is built from the type alone and the
-// result is the same whichever reader builds it.
+// result is the same whichever reader builds it. Where each field lies in
+// the payload is found by encoding a message whose only non-zero field is
+// that one (as for time_boot_ms): MAVLink's field order (by width, then
+// extensions) is the encoder's business.
 func newMsgEncoder(info *msgInfo) *msgEncoder {
 	t := info.rw.Message
 	typ := reflect.TypeOf(t).Elem()
@@ -59,21 +79,74 @@ func newMsgEncoder(info *msgInfo) *msgEncoder {
 		if name == "" {
 			name = snake(f.Name)
 		}
-		mf := msgField{key: append(appendJSONString(nil, name), ':'), index: i, kind: f.Type.Kind()}
+		mf := msgField{key: append(appendJSONString(nil, name), ':'), kind: f.Type.Kind()}
+		elem := f.Type
 		var prop map[string]any
 		if mf.kind == reflect.Array {
-			mf.elem = f.Type.Elem().Kind()
-			prop = map[string]any{"type": "array", "items": map[string]any{"type": jsonType(mf.elem)},
+			elem = f.Type.Elem()
+			mf.kind, mf.n = elem.Kind(), f.Type.Len()
+			prop = map[string]any{"type": "array", "items": map[string]any{"type": jsonType(mf.kind)},
 				"minItems": f.Type.Len(), "maxItems": f.Type.Len()}
 		} else {
 			prop = map[string]any{"type": jsonType(mf.kind)}
 		}
+		switch {
+		case f.Tag.Get("mavenum") != "":
+			mf.size = wireSizes[f.Tag.Get("mavenum")]
+		case mf.kind == reflect.String:
+			mf.size = 1 // a char
+			if l, err := strconv.Atoi(f.Tag.Get("mavlen")); err == nil {
+				mf.size = l
+			}
+		default:
+			mf.size = int(elem.Size())
+		}
+		mf.off = fieldOffset(info, typ, i, mf)
 		props[name] = prop
 		order = append(order, name)
 		enc.fields = append(enc.fields, mf)
 	}
 	enc.schema = objectSchema(info.name, props, order)
 	return enc
+}
+
+// fieldOffset finds field i in the payload: set to bytes of 0x5A, the
+// only non-zero bytes of the encoded message are its own.
+func fieldOffset(info *msgInfo, typ reflect.Type, i int, mf msgField) int {
+	probe := reflect.New(typ)
+	fv := probe.Elem().Field(i)
+	set := func(v reflect.Value) {
+		switch mf.kind {
+		case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			v.SetUint(0x5A5A5A5A5A5A5A5A >> (64 - 8*mf.size))
+		case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			v.SetInt(0x5A5A5A5A5A5A5A5A >> (64 - 8*mf.size))
+		case reflect.Float32:
+			v.SetFloat(float64(math.Float32frombits(0x5A5A5A5A)))
+		case reflect.Float64:
+			v.SetFloat(math.Float64frombits(0x5A5A5A5A5A5A5A5A))
+		case reflect.String:
+			v.SetString(strings.Repeat("Z", mf.size))
+		}
+	}
+	if fv.Kind() == reflect.Array {
+		for j := range fv.Len() {
+			set(fv.Index(j))
+		}
+	} else {
+		set(fv)
+	}
+	raw := info.rw.Write(probe.Interface().(message.Message), true).Payload
+	width := mf.size * max(mf.n, 1)
+	off := 0
+	for off < len(raw) && raw[off] == 0 {
+		off++
+	}
+	if off == len(raw) || off+width > len(raw) || bytes.Count(raw, []byte{0}) != len(raw)-width ||
+		bytes.ContainsRune(raw[off:off+width], 0) {
+		panic(fmt.Sprintf("mav: field %s of %s not found in its encoding", typ.Field(i).Name, info.name)) // a bug, not input
+	}
+	return off
 }
 
 func jsonType(k reflect.Kind) any {
@@ -95,44 +168,60 @@ func objectSchema(title string, props map[string]any, required []string) []byte 
 	return b
 }
 
-func (enc *msgEncoder) append(dst []byte, v reflect.Value) []byte {
+// append writes the message of payload p (complete: 256 bytes) as the
+// decoder would have it: enums are unsigned, strings end at their first
+// NUL.
+func (enc *msgEncoder) append(dst []byte, p []byte) []byte {
 	dst = append(dst, '{')
-	for i, f := range enc.fields {
+	for i := range enc.fields {
+		f := &enc.fields[i]
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, f.key...)
-		fv := v.Field(f.index)
-		if f.kind == reflect.Array {
-			dst = append(dst, '[')
-			for j := range fv.Len() {
-				if j > 0 {
-					dst = append(dst, ',')
-				}
-				dst = appendValue(dst, fv.Index(j), f.elem)
-			}
-			dst = append(dst, ']')
+		if f.n == 0 {
+			dst = f.appendValue(dst, p[f.off:])
 			continue
 		}
-		dst = appendValue(dst, fv, f.kind)
+		dst = append(dst, '[')
+		for j := range f.n {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = f.appendValue(dst, p[f.off+j*f.size:])
+		}
+		dst = append(dst, ']')
 	}
 	return append(dst, '}')
 }
 
-func appendValue(dst []byte, v reflect.Value, k reflect.Kind) []byte {
-	switch k {
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return strconv.AppendUint(dst, v.Uint(), 10)
-	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return strconv.AppendInt(dst, v.Int(), 10)
-	case reflect.Float32:
-		return appendFloat(dst, v.Float(), 32)
-	case reflect.Float64:
-		return appendFloat(dst, v.Float(), 64)
+// appendValue writes the value at the start of q.
+func (f *msgField) appendValue(dst []byte, q []byte) []byte {
+	switch f.kind {
 	case reflect.String:
-		return appendJSONString(dst, v.String())
+		return appendJSONString(dst, cbytes(q[:f.size]))
+	case reflect.Float32:
+		return putFloat32(dst, binary.LittleEndian.Uint32(q))
+	case reflect.Float64:
+		return appendFloat(dst, math.Float64frombits(binary.LittleEndian.Uint64(q)), 64)
 	}
-	return append(dst, "null"...)
+	var u uint64
+	switch f.size {
+	case 1:
+		u = uint64(q[0])
+	case 2:
+		u = uint64(binary.LittleEndian.Uint16(q))
+	case 4:
+		u = uint64(binary.LittleEndian.Uint32(q))
+	default:
+		u = binary.LittleEndian.Uint64(q)
+	}
+	switch f.kind {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		sh := 64 - 8*f.size // sign-extended from its width
+		return putInt(dst, int64(u<<sh)>>sh)
+	}
+	return putUint(dst, u)
 }
 
 func appendFloat(dst []byte, f float64, bits int) []byte {
