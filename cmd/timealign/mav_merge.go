@@ -211,16 +211,12 @@ type chanRef struct {
 }
 
 // mergeItem is one message of the merged stream. Items live in the batch
-// that made them (own) until written; queues hold pointers to them.
+// that made them (own) until written; queues hold pointers to them (the
+// merge loop reads them and writes nothing into them).
 type mergeItem struct {
 	t, pub stamp.Time
-	// seq orders items of equal t: the source's index (the tlog first,
-	// then the BINs as given) in the top 16 bits, then the order of
-	// reading within the source; so the merged order depends on nothing
-	// but the inputs (not on how they were cut into batches).
-	seq  uint64
-	ref  *chanRef
-	boot int64 // µs, −1 if none
+	ref    *chanRef
+	boot   int64 // µs, −1 if none
 	// The message's bytes are own.json[off:off+n].
 	off, n uint32
 	own    *binBatch
@@ -228,36 +224,47 @@ type mergeItem struct {
 
 func (it *mergeItem) data() []byte { return it.own.json[it.off : it.off+it.n : it.off+it.n] }
 
+// queued is an item in a queue, with its stamp and its seq: items of
+// equal t go by seq, the source's index (the tlog first, then the BINs as
+// given) in the top 16 bits, then the order of reading within the source;
+// so the merged order depends on nothing but the inputs (not on how they
+// were cut into batches).
+type queued struct {
+	t   stamp.Time
+	seq uint64
+	it  *mergeItem
+}
+
+func queuedLess(a, b *queued) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
+
 // itemQueue holds a source's buffered items in order of stamp (then of
 // reading). Sources are nearly in order, so an item is inserted by moving
 // it back past the few later ones (O(1) for an item in order, O(k) for
 // one k places early), and taken from the front: no allocation per item.
 type itemQueue struct {
-	buf  []*mergeItem
+	buf  []queued
 	head int
 }
 
 func (q *itemQueue) Len() int { return len(q.buf) - q.head }
 
-func (q *itemQueue) front() *mergeItem { return q.buf[q.head] }
+func (q *itemQueue) front() *queued { return &q.buf[q.head] }
 
-func itemLess(a, b *mergeItem) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
-
-func (q *itemQueue) push(it *mergeItem) {
+func (q *itemQueue) push(e queued) {
 	if q.head > 0 && q.head >= len(q.buf)/2 {
 		n := copy(q.buf, q.buf[q.head:])
 		clear(q.buf[n:])
 		q.buf, q.head = q.buf[:n], 0
 	}
-	q.buf = append(q.buf, it)
-	for i := len(q.buf) - 1; i > q.head && itemLess(q.buf[i], q.buf[i-1]); i-- {
+	q.buf = append(q.buf, e)
+	for i := len(q.buf) - 1; i > q.head && queuedLess(&q.buf[i], &q.buf[i-1]); i-- {
 		q.buf[i], q.buf[i-1] = q.buf[i-1], q.buf[i]
 	}
 }
 
 func (q *itemQueue) pop() *mergeItem {
-	it := q.buf[q.head]
-	q.buf[q.head] = nil
+	it := q.buf[q.head].it
+	q.buf[q.head] = queued{}
 	q.head++
 	return it
 }
@@ -273,11 +280,13 @@ type mergeSrc struct {
 	read    func() error // reads a batch and queues its items; io.EOF at the end
 }
 
-// add queues an item.
+// add queues an item, the next of the source.
 func (s *mergeSrc) add(it *mergeItem) {
-	s.q.push(it)
-	if !s.seen || it.t > s.maxSeen {
-		s.maxSeen, s.seen = it.t, true
+	t := it.t
+	s.q.push(queued{t, s.seq, it})
+	s.seq++
+	if !s.seen || t > s.maxSeen {
+		s.maxSeen, s.seen = t, true
 	}
 }
 
@@ -341,7 +350,7 @@ func (m *merger) merge(f *files, pr *progress) error {
 		safe := stamp.Max
 		var lag *mergeSrc
 		for _, s := range srcs {
-			if s.q.Len() > 0 && (best == nil || itemLess(s.q.front(), best.q.front())) {
+			if s.q.Len() > 0 && (best == nil || queuedLess(s.q.front(), best.q.front())) {
 				best = s
 			}
 			if w := s.watermark(m.reorder); w < safe {
@@ -351,9 +360,9 @@ func (m *merger) merge(f *files, pr *progress) error {
 		if best != nil && best.q.front().t <= safe {
 			// Emit best's items while they come before every other
 			// source's first and the safe stamp.
-			var next *mergeItem
+			var next *queued
 			for _, s := range srcs {
-				if s != best && s.q.Len() > 0 && (next == nil || itemLess(s.q.front(), next)) {
+				if s != best && s.q.Len() > 0 && (next == nil || queuedLess(s.q.front(), next)) {
 					next = s.q.front()
 				}
 			}
@@ -364,7 +373,7 @@ func (m *merger) merge(f *files, pr *progress) error {
 				if best.q.Len() == 0 {
 					break
 				}
-				if f := best.q.front(); f.t > safe || next != nil && !itemLess(f, next) {
+				if f := best.q.front(); f.t > safe || next != nil && !queuedLess(f, next) {
 					break
 				}
 			}
@@ -437,8 +446,6 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 		}
 		for k := range b.items {
 			it := &b.items[k]
-			it.seq = tl.seq
-			tl.seq++
 			tl.add(it)
 		}
 		return nil
@@ -473,8 +480,6 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 			}
 			for k := range b.items {
 				it := &b.items[k]
-				it.seq = src.seq
-				src.seq++
 				src.add(it)
 			}
 			return nil
