@@ -211,10 +211,10 @@ func alignLogs(f *files, cfg mav.Config, ignoreCRC bool, pr *progress) (*mavRun,
 	tr.IgnoreCRC = ignoreCRC
 	for {
 		m, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			return nil, fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, err)
 		}
 		a.AddTlog(m)
@@ -234,14 +234,14 @@ func alignLogs(f *files, cfg mav.Config, ignoreCRC bool, pr *progress) (*mavRun,
 		noFMT := false
 		for {
 			rec, err := br.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if errors.Is(err, mav.ErrNoFormats) {
-				noFMT = true
-				break
-			}
 			if err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if errors.Is(err, mav.ErrNoFormats) {
+					noFMT = true
+					break
+				}
 				return nil, fmt.Errorf("%s: offset %d: %w", name, br.Stats().Bytes, err)
 			}
 			a.AddBin(k, rec)

@@ -5,12 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/timealign/timealign/internal/cputime"
 	"github.com/timealign/timealign/internal/mavtest"
 )
 
 // BenchmarkMavMerge merges a 10-minute flight whose BIN has 30 IMU records
 // per telemetry period (10 MB) into MCAP or CSV, in-process, files on disk:
-// MB/s of BIN input (the target is 100) and MB of BIN per CPU second;
+// MB/s of BIN input (the target is 100) and CPU ms per MB of BIN;
 // mcap-lz4-report adds --report (the Analyzer over every merged message).
 func BenchmarkMavMerge(b *testing.B) {
 	dir := b.TempDir()
@@ -36,18 +37,16 @@ func BenchmarkMavMerge(b *testing.B) {
 			}
 			b.SetBytes(fi.Size())
 			b.ReportAllocs()
-			c0 := cpuTime()
+			// CPU time, which other work on a shared machine does not
+			// inflate as much as the wall clock: ms per MB of BIN (on 2
+			// idle cores the wall clock can be up to twice as fast).
+			cpu := cputime.Start(b, fi.Size())
 			for b.Loop() {
 				if _, errOut, code := runCmd(b, "", args...); code != 0 {
 					b.Fatal(errOut)
 				}
 			}
-			// CPU time, which other work on a shared machine does not
-			// inflate as much as the wall clock: MB of BIN per CPU second
-			// (on 2 idle cores the wall clock can reach up to twice that).
-			if cpu := cpuTime() - c0; cpu > 0 {
-				b.ReportMetric(float64(fi.Size())*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
-			}
+			cpu.Stop()
 		})
 	}
 }

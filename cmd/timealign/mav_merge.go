@@ -2,14 +2,15 @@ package main
 
 import (
 	"bufio"
-	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	gosync "sync"
 	"sync/atomic"
 	"time"
 
@@ -188,110 +189,82 @@ type channel struct {
 	topic   string
 	schema  string // schema name
 	data    []byte // JSON schema
+	tlog    bool   // of tlog messages (else of BIN records)
 	written bool
 	seq     uint32
 	count   int64
 	first   stamp.Time
 	last    stamp.Time
+	report  int // the topic's id in the report, −1 before its first message
 }
 
-// mergeItem is one message of the merged stream.
+// chanRef is a channel as a reader goroutine knows it: a tlog message
+// type of a sender, or a BIN's record type. The merge loop, the only one
+// to touch ch, resolves it to the output channel (BINs of the same
+// vehicle share channels) when its first item is emitted.
+type chanRef struct {
+	key, topic, name string
+	schema           []byte
+	tlog             bool
+	f                *mav.Format // BIN records' format
+	ch               *channel
+}
+
+// mergeItem is one message of the merged stream. Items live in the batch
+// that made them (own) until written; queues hold pointers to them (the
+// merge loop reads them and writes nothing into them).
 type mergeItem struct {
 	t, pub stamp.Time
-	seq    uint64
-	ch     *channel
-	fm     *mav.Format // BIN records: the format, for the channel
-	tc     *tlogChan   // tlog messages: the channel, as the reader knows it
-	boot   int64       // µs, −1 if none
-	data   []byte
-	own    owner // holds data until the item is written
+	ref    *chanRef
+	boot   int64 // µs, −1 if none
+	// The message's bytes are own.json[off:off+n].
+	off, n uint32
+	own    *binBatch
 }
 
-// owner is what holds an item's bytes: an arena slab or a BIN batch.
-type owner interface{ release() }
+func (it *mergeItem) data() []byte { return it.own.json[it.off : it.off+it.n : it.off+it.n] }
 
-// slab is a block of an arena; refs counts the items in it.
-type slab struct {
-	buf  []byte
-	refs int
-	a    *arena
+// queued is an item in a queue, with its stamp and its seq: items of
+// equal t go by seq, the source's index (the tlog first, then the BINs as
+// given) in the top 16 bits, then the order of reading within the source;
+// so the merged order depends on nothing but the inputs (not on how they
+// were cut into batches).
+type queued struct {
+	t   stamp.Time
+	seq uint64
+	it  *mergeItem
 }
 
-func (s *slab) release() { s.a.release(s) }
-
-// arena holds the JSON of buffered items in large blocks, reused once
-// every item of a block is written: no allocation per message.
-type arena struct {
-	mu   gosync.Mutex // items are released by the writer goroutine
-	cur  *slab
-	free []*slab
-}
-
-const slabSize = 1 << 20
-
-func (a *arena) put(p []byte) ([]byte, *slab) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cur == nil || len(a.cur.buf)+len(p) > cap(a.cur.buf) {
-		if a.cur != nil && a.cur.refs == 0 {
-			a.cur.buf = a.cur.buf[:0]
-			a.free = append(a.free, a.cur)
-		}
-		if n := len(a.free); n > 0 && len(p) <= slabSize {
-			a.cur, a.free = a.free[n-1], a.free[:n-1]
-		} else {
-			a.cur = &slab{buf: make([]byte, 0, max(slabSize, len(p))), a: a}
-		}
-	}
-	s := a.cur
-	start := len(s.buf)
-	s.buf = append(s.buf, p...)
-	s.refs++
-	return s.buf[start:len(s.buf):len(s.buf)], s
-}
-
-func (a *arena) release(s *slab) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s.refs--
-	if s.refs == 0 && s != a.cur {
-		s.buf = s.buf[:0]
-		if len(a.free) < 8 {
-			a.free = append(a.free, s)
-		}
-	}
-}
+func queuedLess(a, b *queued) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
 
 // itemQueue holds a source's buffered items in order of stamp (then of
 // reading). Sources are nearly in order, so an item is inserted by moving
 // it back past the few later ones (O(1) for an item in order, O(k) for
 // one k places early), and taken from the front: no allocation per item.
 type itemQueue struct {
-	buf  []mergeItem
+	buf  []queued
 	head int
 }
 
 func (q *itemQueue) Len() int { return len(q.buf) - q.head }
 
-func (q *itemQueue) front() *mergeItem { return &q.buf[q.head] }
+func (q *itemQueue) front() *queued { return &q.buf[q.head] }
 
-func itemLess(a, b *mergeItem) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
-
-func (q *itemQueue) push(it mergeItem) {
+func (q *itemQueue) push(e queued) {
 	if q.head > 0 && q.head >= len(q.buf)/2 {
 		n := copy(q.buf, q.buf[q.head:])
 		clear(q.buf[n:])
 		q.buf, q.head = q.buf[:n], 0
 	}
-	q.buf = append(q.buf, it)
-	for i := len(q.buf) - 1; i > q.head && itemLess(&q.buf[i], &q.buf[i-1]); i-- {
+	q.buf = append(q.buf, e)
+	for i := len(q.buf) - 1; i > q.head && queuedLess(&q.buf[i], &q.buf[i-1]); i-- {
 		q.buf[i], q.buf[i-1] = q.buf[i-1], q.buf[i]
 	}
 }
 
-func (q *itemQueue) pop() mergeItem {
-	it := q.buf[q.head]
-	q.buf[q.head] = mergeItem{}
+func (q *itemQueue) pop() *mergeItem {
+	it := q.buf[q.head].it
+	q.buf[q.head] = queued{}
 	q.head++
 	return it
 }
@@ -299,26 +272,21 @@ func (q *itemQueue) pop() mergeItem {
 // mergeSrc is one input of the merge.
 type mergeSrc struct {
 	name    string
+	seq     uint64 // the next item's seq
 	q       itemQueue
-	arena   arena
 	maxSeen stamp.Time
 	seen    bool
 	done    bool
-	read    func() error // reads a record and pushes at most one item; io.EOF at the end
+	read    func() error // reads a batch and queues its items; io.EOF at the end
 }
 
-func (s *mergeSrc) push(it mergeItem, data []byte) {
-	var sl *slab
-	it.data, sl = s.arena.put(data)
-	it.own = sl
-	s.add(it)
-}
-
-// add queues an item whose bytes are owned already.
-func (s *mergeSrc) add(it mergeItem) {
-	s.q.push(it)
-	if !s.seen || it.t > s.maxSeen {
-		s.maxSeen, s.seen = it.t, true
+// add queues an item, the next of the source.
+func (s *mergeSrc) add(it *mergeItem) {
+	t := it.t
+	s.q.push(queued{t, s.seq, it})
+	s.seq++
+	if !s.seen || t > s.maxSeen {
+		s.maxSeen, s.seen = t, true
 	}
 }
 
@@ -340,7 +308,6 @@ type merger struct {
 	reorder  time.Duration
 	channels map[string]*channel
 	nextID   uint16
-	seq      uint64
 	stats    *mavTiming // the report's, or nil
 	out      *asyncWriter
 	// Counters.
@@ -349,17 +316,20 @@ type merger struct {
 	started                        bool
 }
 
-func (m *merger) channel(key, topic, schema string, data func() []byte) (*channel, error) {
-	if c := m.channels[key]; c != nil {
-		return c, nil
+// resolve sets the output channel of a reader's channel.
+func (m *merger) resolve(r *chanRef) error {
+	if c := m.channels[r.key]; c != nil {
+		r.ch = c
+		return nil
 	}
 	if m.nextID == 65535 {
-		return nil, fmt.Errorf("more than 65535 topics")
+		return fmt.Errorf("more than 65535 topics")
 	}
-	c := &channel{id: m.nextID + 1, topic: topic, schema: schema, data: data()}
+	c := &channel{id: m.nextID + 1, topic: r.topic, schema: r.name, data: r.schema, tlog: r.tlog, report: -1}
 	m.nextID++
-	m.channels[key] = c
-	return c, nil
+	m.channels[r.key] = c
+	r.ch = c
+	return nil
 }
 
 // merge reads every input again and writes the merged stream. The BINs
@@ -380,7 +350,7 @@ func (m *merger) merge(f *files, pr *progress) error {
 		safe := stamp.Max
 		var lag *mergeSrc
 		for _, s := range srcs {
-			if s.q.Len() > 0 && (best == nil || itemLess(s.q.front(), best.q.front())) {
+			if s.q.Len() > 0 && (best == nil || queuedLess(s.q.front(), best.q.front())) {
 				best = s
 			}
 			if w := s.watermark(m.reorder); w < safe {
@@ -388,8 +358,24 @@ func (m *merger) merge(f *files, pr *progress) error {
 			}
 		}
 		if best != nil && best.q.front().t <= safe {
-			if err := m.emit(best.q.pop()); err != nil {
-				return err
+			// Emit best's items while they come before every other
+			// source's first and the safe stamp.
+			var next *queued
+			for _, s := range srcs {
+				if s != best && s.q.Len() > 0 && (next == nil || queuedLess(s.q.front(), next)) {
+					next = s.q.front()
+				}
+			}
+			for {
+				if err := m.emit(best.q.pop()); err != nil {
+					return err
+				}
+				if best.q.Len() == 0 {
+					break
+				}
+				if f := best.q.front(); f.t > safe || next != nil && !queuedLess(f, next) {
+					break
+				}
 			}
 			continue
 		}
@@ -405,13 +391,19 @@ func (m *merger) merge(f *files, pr *progress) error {
 	}
 }
 
-func (m *merger) emit(it mergeItem) error {
+func (m *merger) emit(it *mergeItem) error {
 	if m.started && it.t < m.last {
 		m.late++
 	} else {
 		m.last, m.started = it.t, true
 	}
-	c := it.ch
+	if it.ref.ch == nil {
+		// Channels are numbered in the order of their first message.
+		if err := m.resolve(it.ref); err != nil {
+			return err
+		}
+	}
+	c := it.ref.ch
 	if c.count == 0 {
 		c.first = it.t
 	}
@@ -419,7 +411,7 @@ func (m *merger) emit(it mergeItem) error {
 	c.last = max(c.last, it.t)
 	m.written++
 	if m.stats != nil {
-		m.stats.add(c.topic, c.schema, it.fm == nil, it.t, it.pub, it.boot >= 0, len(it.data))
+		m.stats.add(c, it.t, it.pub, it.boot >= 0, int(it.n))
 	}
 	return m.out.add(it)
 }
@@ -428,6 +420,9 @@ func (m *merger) emit(it mergeItem) error {
 func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, error) {
 	run := m.run
 	res := run.res
+	if len(run.bins) >= 1<<16-1 {
+		return nil, fmt.Errorf("%d BINs: at most %d can be merged at once", len(run.bins), 1<<16-2)
+	}
 	in, err := f.input(0)
 	if err != nil {
 		return nil, err
@@ -446,22 +441,11 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 			return b.err
 		}
 		if len(b.items) == 0 {
-			b.release()
+			b.release(1)
 			return nil
 		}
 		for k := range b.items {
-			it := b.items[k]
-			tc := it.tc
-			if tc.ch == nil {
-				c, err := m.channel(tc.key, tc.topic, tc.name, func() []byte { return tc.schema })
-				if err != nil {
-					return err
-				}
-				tc.ch = c
-			}
-			it.ch, it.tc = tc.ch, nil
-			it.seq = m.seq
-			m.seq++
+			it := &b.items[k]
 			tl.add(it)
 		}
 		return nil
@@ -475,8 +459,7 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 			return nil, err
 		}
 		order := pl.start(name, mav.NewBinReader(pr.reader(in)), est, &m.noTime)
-		chans := map[*mav.Format]*channel{}
-		src := &mergeSrc{name: name}
+		src := &mergeSrc{name: name, seq: uint64(i+1) << 48}
 		src.read = func() error {
 			b, ok := <-order
 			if !ok {
@@ -491,23 +474,12 @@ func (m *merger) sources(f *files, pr *progress, pl *binPipeline) ([]*mergeSrc, 
 				return b.err
 			}
 			m.clamped += b.clamped
-			for _, ns := range b.schemas {
-				c, err := m.channel("b"+ns.f.Name+"/"+ns.f.Format+"/"+strings.Join(columnNames(ns.f), ","), "/bin/"+ns.f.Name, ns.f.Name,
-					func() []byte { return ns.schema })
-				if err != nil {
-					return err
-				}
-				chans[ns.f] = c
-			}
 			if len(b.items) == 0 {
-				b.release() // an empty last batch
+				b.release(1) // an empty last batch
 				return nil
 			}
 			for k := range b.items {
-				it := b.items[k]
-				it.ch = chans[it.fm]
-				it.seq = m.seq
-				m.seq++
+				it := &b.items[k]
 				src.add(it)
 			}
 			return nil
@@ -542,34 +514,46 @@ func (m *merger) summary(e *env) {
 }
 
 // asyncWriter writes the merged stream in a goroutine of its own, in
-// batches of items, while the merge goes on; each item's bytes are
-// released once written.
+// batches of items, while the merge goes on; each item's batch is
+// released once its items are written.
 type asyncWriter struct {
 	w      mergeWriter
-	cur    []mergeItem
-	ch     chan []mergeItem
-	free   chan []mergeItem
+	cur    []*mergeItem
+	ch     chan []*mergeItem
+	free   chan []*mergeItem
 	done   chan struct{}
 	err    error
 	failed atomic.Bool
 	closed bool
 }
 
-const writeBatch = 2048
+const writeBatch = 1024
 
 func newAsyncWriter(w mergeWriter) *asyncWriter {
-	a := &asyncWriter{w: w, ch: make(chan []mergeItem, 4), free: make(chan []mergeItem, 6), done: make(chan struct{})}
+	a := &asyncWriter{w: w, ch: make(chan []*mergeItem, 1), free: make(chan []*mergeItem, 3), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		for batch := range a.ch {
-			for i := range batch {
+			// Items of a batch mostly come together: release them in runs.
+			var own *binBatch
+			n := 0
+			for i, it := range batch {
 				if a.err == nil {
-					if a.err = a.w.write(&batch[i]); a.err != nil {
+					if a.err = a.w.write(it); a.err != nil {
 						a.failed.Store(true)
 					}
 				}
-				batch[i].own.release()
-				batch[i] = mergeItem{}
+				if it.own != own {
+					if own != nil {
+						own.release(n)
+					}
+					own, n = it.own, 0
+				}
+				n++
+				batch[i] = nil
+			}
+			if own != nil {
+				own.release(n)
 			}
 			select {
 			case a.free <- batch[:0]:
@@ -581,7 +565,7 @@ func newAsyncWriter(w mergeWriter) *asyncWriter {
 }
 
 // add queues an item; it fails once a write has failed.
-func (a *asyncWriter) add(it mergeItem) error {
+func (a *asyncWriter) add(it *mergeItem) error {
 	if a.failed.Load() {
 		return a.finish()
 	}
@@ -589,7 +573,7 @@ func (a *asyncWriter) add(it mergeItem) error {
 		select {
 		case a.cur = <-a.free:
 		default:
-			a.cur = make([]mergeItem, 0, writeBatch)
+			a.cur = make([]*mergeItem, 0, writeBatch)
 		}
 	}
 	a.cur = append(a.cur, it)
@@ -638,30 +622,72 @@ func newCSVWriter(out io.Writer) *csvWriter {
 }
 
 func (c *csvWriter) write(it *mergeItem) error {
-	b := strconv.AppendInt(c.buf[:0], int64(it.t), 10)
+	d := it.data()
+	topic := it.ref.ch.topic
+	// The row goes straight into the buffer's free space when it fits
+	// (Write then copies nothing): 3 stamps, the topic, d with its quotes
+	// doubled, and room for doubleQuotes' last word.
+	b := c.w.AvailableBuffer()
+	own := false
+	if need := 3*20 + len(topic) + 2*len(d) + 16; cap(b) < need {
+		b, own = slices.Grow(c.buf[:0], need), true
+	}
+	b = strconv.AppendInt(b, int64(it.t), 10)
 	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(it.pub), 10)
+	if it.pub == it.t {
+		b = append(b, b[:len(b)-1]...) // the same digits
+	} else {
+		b = strconv.AppendInt(b, int64(it.pub), 10)
+	}
 	b = append(b, ',')
-	b = append(b, it.ch.topic...)
+	b = append(b, topic...)
 	b = append(b, ',')
 	if it.boot >= 0 {
 		b = strconv.AppendInt(b, it.boot, 10)
 	}
 	b = append(b, ',', '"')
-	for d := it.data; len(d) > 0; {
-		i := bytes.IndexByte(d, '"')
-		if i < 0 {
-			b = append(b, d...)
-			break
-		}
-		b = append(b, d[:i+1]...)
-		b = append(b, '"')
-		d = d[i+1:]
-	}
+	b = doubleQuotes(b, d)
 	b = append(b, '"', '\n')
-	c.buf = b
+	if own {
+		c.buf = b[:0] // kept for the next row that does not fit
+	}
 	_, err := c.w.Write(b)
 	return err
+}
+
+// doubleQuotes appends d with every '"' doubled (a CSV field's quoting).
+// b must have room for 2·len(d)+8 more bytes. Eight bytes at a time: a
+// word is stored whole, then the position moves past it, or past its
+// first quote, after which a second quote goes.
+func doubleQuotes(b, d []byte) []byte {
+	n := len(b)
+	o := b[:cap(b)]
+	i := 0
+	for i+8 <= len(d) {
+		w := binary.LittleEndian.Uint64(d[i:])
+		binary.LittleEndian.PutUint64(o[n:], w)
+		// The lowest byte of w that is '"' has the top bit of its byte set
+		// in m (bytes above it may be set falsely: only the lowest is used).
+		x := w ^ 0x2222222222222222
+		m := (x - 0x0101010101010101) &^ x & 0x8080808080808080
+		if m == 0 {
+			i, n = i+8, n+8
+			continue
+		}
+		k := bits.TrailingZeros64(m)/8 + 1
+		i, n = i+k, n+k
+		o[n] = '"'
+		n++
+	}
+	for ; i < len(d); i++ {
+		o[n] = d[i]
+		n++
+		if d[i] == '"' {
+			o[n] = '"'
+			n++
+		}
+	}
+	return b[:n]
 }
 
 func (c *csvWriter) close() error { return c.w.Flush() }

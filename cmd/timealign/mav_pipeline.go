@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -23,45 +24,38 @@ import (
 // and four times that of JSON), and batches are reused once written.
 
 const (
-	batchRaw  = 128 << 10
-	pipeDepth = 4
+	batchRaw  = 64 << 10
+	pipeDepth = 2
 )
 
-// rawRec is one record of a batch: its format, its payload in the batch's
+// rawRec is one record of a batch: its type, its payload in the batch's
 // raw bytes, its boot time.
 type rawRec struct {
-	f      *mav.Format
-	off, n int
+	ref    *chanRef
+	off, n uint32
 	us     int64
 }
 
-// newSchema is a record type first seen in a batch, with its JSON schema
-// (made by the reader goroutine, which owns the BinReader's unit tables).
-type newSchema struct {
-	f      *mav.Format
-	schema []byte
-}
-
-// binBatch is a batch of records, then of encoded items.
+// binBatch is a batch of records, then of encoded items (a tlog's
+// batches have items only).
 type binBatch struct {
 	recs    []rawRec
 	raw     []byte
-	schemas []newSchema
 	items   []mergeItem
 	json    []byte
 	est     *mav.Estimate
 	done    chan struct{}
 	err     error
 	clamped int64        // stamps before 1970, set to 0
-	refs    atomic.Int32 // items not yet written
+	pending atomic.Int32 // items not yet written
 	free    chan *binBatch
 }
 
-// release is called as each item of the batch is written; the last one
+// release is called as n items of the batch are written; the last one
 // returns the batch for reuse.
-func (b *binBatch) release() {
-	if b.refs.Add(-1) <= 0 {
-		b.recs, b.raw, b.schemas, b.items, b.json, b.err, b.clamped = b.recs[:0], b.raw[:0], nil, b.items[:0], b.json[:0], nil, 0
+func (b *binBatch) release(n int) {
+	if b.pending.Add(int32(-n)) <= 0 {
+		b.recs, b.raw, b.items, b.json, b.err, b.clamped = b.recs[:0], b.raw[:0], b.items[:0], b.json[:0], nil, 0
 		select {
 		case b.free <- b:
 		default:
@@ -81,7 +75,7 @@ type binPipeline struct {
 
 func newBinPipeline(parent context.Context) *binPipeline {
 	ctx, cancel := context.WithCancel(parent)
-	p := &binPipeline{ctx: ctx, cancel: cancel, work: make(chan *binBatch, 2*runtime.GOMAXPROCS(0))}
+	p := &binPipeline{ctx: ctx, cancel: cancel, work: make(chan *binBatch, runtime.GOMAXPROCS(0))}
 	return p
 }
 
@@ -123,7 +117,11 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 	go func() {
 		defer p.wg.Done()
 		defer close(order)
-		seen := map[*mav.Format]bool{}
+		// The record types seen so far, by type byte (a type may be
+		// declared again with another layout: then it is a new one),
+		// with their JSON schemas (made here: this goroutine owns the
+		// BinReader's unit tables).
+		var refs [256]*chanRef
 		var lastUS int64
 		haveLast := false
 		var nt int64
@@ -133,8 +131,9 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 			select {
 			case b = <-free:
 			default:
-				// JSON is about 4 times the raw records: sized once.
-				b = &binBatch{free: free, raw: make([]byte, 0, batchRaw+1024), json: make([]byte, 0, 5*batchRaw)}
+				// JSON is about 4 times the raw records: sized once (it
+				// grows if need be: items hold offsets).
+				b = &binBatch{free: free, raw: make([]byte, 0, batchRaw+256), json: make([]byte, 0, 4*batchRaw)}
 			}
 			b.est, b.done = est, make(chan struct{})
 			var rerr error
@@ -150,9 +149,11 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 					// after the first pass); FMT records are the schemas.
 					continue
 				}
-				if !seen[fm] {
-					seen[fm] = true
-					b.schemas = append(b.schemas, newSchema{fm, r.BinSchema(fm)})
+				ref := refs[fm.Type]
+				if ref == nil || ref.f != fm {
+					ref = &chanRef{key: "b" + fm.Name + "/" + fm.Format + "/" + strings.Join(columnNames(fm), ","), topic: "/bin/" + fm.Name,
+						name: fm.Name, schema: r.BinSchema(fm), f: fm}
+					refs[fm.Type] = ref
 				}
 				us, ok := rec.Time()
 				switch {
@@ -165,14 +166,14 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 					us = 0
 					nt++
 				}
-				b.recs = append(b.recs, rawRec{fm, len(b.raw), len(rec.Payload), us})
+				b.recs = append(b.recs, rawRec{ref, uint32(len(b.raw)), uint32(len(rec.Payload)), us})
 				b.raw = append(b.raw, rec.Payload...)
 			}
 			last := rerr != nil
 			if rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, mav.ErrNoFormats) {
 				b.err = fmt.Errorf("%s: offset %d: %w", name, r.Stats().Bytes, rerr)
 			}
-			b.refs.Store(int32(len(b.recs)))
+			b.pending.Store(int32(len(b.recs)))
 			select {
 			case order <- b:
 			case <-p.ctx.Done():
@@ -197,33 +198,21 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 
 // encodeBatch stamps and encodes the records of a batch.
 func encodeBatch(b *binBatch) {
+	if cap(b.items) < len(b.recs) {
+		b.items = make([]mergeItem, 0, len(b.recs))
+	}
+	unix := b.est.Mapper() // the records are nearly in time order
 	for _, rr := range b.recs {
-		t := b.est.Unix(time.Duration(rr.us) * time.Microsecond)
+		t := unix(time.Duration(rr.us) * time.Microsecond)
 		if t < 0 {
 			t = 0
 			b.clamped++
 		}
 		start := len(b.json)
-		rec := mav.Record{Format: rr.f, Payload: b.raw[rr.off : rr.off+rr.n]}
+		rec := mav.Record{Format: rr.ref.f, Payload: b.raw[rr.off : rr.off+rr.n]}
 		b.json = rec.AppendJSON(b.json)
-		b.items = append(b.items, mergeItem{t: t, pub: t, boot: rr.us, fm: rr.f, data: b.json[start:len(b.json):len(b.json)], own: b})
+		b.items = append(b.items, mergeItem{t: t, pub: t, boot: rr.us, ref: rr.ref, off: uint32(start), n: uint32(len(b.json) - start), own: b})
 	}
-	// The JSON may have moved as it grew: point every item at the final
-	// bytes.
-	off := 0
-	for i := range b.items {
-		n := len(b.items[i].data)
-		b.items[i].data = b.json[off : off+n : off+n]
-		off += n
-	}
-}
-
-// tlogChan is a channel of tlog messages as the tlog's reader goroutine
-// knows it; the merge loop, the only one to touch ch, resolves it.
-type tlogChan struct {
-	key, topic, name string
-	schema           []byte
-	ch               *channel
 }
 
 // tlogStamps places a tlog message on the merged clock: t is its receive
@@ -276,46 +265,39 @@ func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader) <-chan *binBatc
 			sys, comp uint8
 			id        uint32
 		}
-		chans := map[key]*tlogChan{}
+		chans := map[key]*chanRef{}
 		for {
 			var b *binBatch
 			select {
 			case b = <-free:
 			default:
-				b = &binBatch{free: free, json: make([]byte, 0, 5*batchRaw)}
+				b = &binBatch{free: free, json: make([]byte, 0, batchRaw+batchRaw/4)}
 			}
 			var rerr error
-			for len(b.json) < 4*batchRaw {
+			for len(b.json) < batchRaw {
 				msg, err := tr.Next()
 				if err != nil {
 					rerr = err
 					break
 				}
 				k := key{msg.SysID, msg.CompID, msg.ID}
-				tc := chans[k]
-				if tc == nil {
-					tc = &tlogChan{key: fmt.Sprintf("t%d/%d/%d", msg.SysID, msg.CompID, msg.ID),
-						topic: fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), name: msg.Name, schema: msg.Schema()}
-					chans[k] = tc
+				ref := chans[k]
+				if ref == nil {
+					ref = &chanRef{key: fmt.Sprintf("t%d/%d/%d", msg.SysID, msg.CompID, msg.ID),
+						topic: fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), name: msg.Name, schema: msg.Schema(), tlog: true}
+					chans[k] = ref
 				}
-				it := mergeItem{tc: tc, own: b}
+				it := mergeItem{ref: ref, own: b}
 				it.t, it.pub, it.boot = tlogStamps(res, target, msg)
 				start := len(b.json)
 				b.json = msg.AppendJSON(b.json)
-				it.data = b.json[start:len(b.json):len(b.json)]
+				it.off, it.n = uint32(start), uint32(len(b.json)-start)
 				b.items = append(b.items, it)
 			}
 			if rerr != nil && !errors.Is(rerr, io.EOF) {
 				b.err = fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, rerr)
 			}
-			// The JSON may have moved as it grew: point the items at it.
-			off := 0
-			for i := range b.items {
-				n := len(b.items[i].data)
-				b.items[i].data = b.json[off : off+n : off+n]
-				off += n
-			}
-			b.refs.Store(int32(len(b.items)))
+			b.pending.Store(int32(len(b.items)))
 			select {
 			case order <- b:
 			case <-p.ctx.Done():

@@ -42,10 +42,19 @@ func newMavTiming() (*mavTiming, error) {
 	return &mavTiming{a: a, ids: map[string]int{}, latOver: report.Series{Cap: cfg.PlotPoints}}, nil
 }
 
-// add analyses one message of topic (name: its MAVLink message or
-// dataflash record type; tlog: it is the tlog's): its log time, its
-// autopilot stamp on the same clock (hasBoot: it has one) and its size.
-func (t *mavTiming) add(topic, name string, tlog bool, logT, pub stamp.Time, hasBoot bool, size int) {
+// add analyses one message of channel c (its schema: the MAVLink message
+// or dataflash record type): its log time, its autopilot stamp on the
+// same clock (hasBoot: it has one) and its size.
+func (t *mavTiming) add(c *channel, logT, pub stamp.Time, hasBoot bool, size int) {
+	if c.report < 0 {
+		c.report = t.topic(c.topic, c.schema, c.tlog, hasBoot)
+	}
+	t.addID(c.report, c.tlog, logT, pub, hasBoot, size)
+}
+
+// topic returns the report's id of a topic (name: its MAVLink message or
+// dataflash record type; tlog: it is the tlog's), adding it on first use.
+func (t *mavTiming) topic(topic, name string, tlog, hasBoot bool) int {
 	id, ok := t.ids[topic]
 	if !ok {
 		id = len(t.ids)
@@ -54,10 +63,15 @@ func (t *mavTiming) add(topic, name string, tlog bool, logT, pub stamp.Time, has
 			typ, src = "mavlink/"+name, "MAVLink"
 		}
 		if err := t.a.AddTopic(id, topic, typ, hasBoot, src); err != nil {
-			return // ids are given in order: cannot happen
+			return id // ids are given in order: cannot happen
 		}
 		t.ids[topic] = id
 	}
+	return id
+}
+
+// addID adds a message of the topic with report id id.
+func (t *mavTiming) addID(id int, tlog bool, logT, pub stamp.Time, hasBoot bool, size int) {
 	t.a.Add(id, logT, pub, hasBoot, false, size)
 	if tlog && hasBoot {
 		d := logT.Sub(pub)
@@ -87,7 +101,7 @@ func tlogTiming(f *files, run *mavRun, pr *progress) (*mavTiming, error) {
 			return nil, err
 		}
 		logT, pub, boot := tlogStamps(run.res, run.cfg.Prefer, m)
-		t.add(fmt.Sprintf("/tlog/%d/%d/%s", m.SysID, m.CompID, m.Name), m.Name, true, logT, pub, boot >= 0, m.Size())
+		t.addID(t.topic(fmt.Sprintf("/tlog/%d/%d/%s", m.SysID, m.CompID, m.Name), m.Name, true, boot >= 0), true, logT, pub, boot >= 0, m.Size())
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -522,4 +523,121 @@ func TestMavMergeInterrupted(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines left, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+func TestDoubleQuotes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		d := make([]byte, r.IntN(40))
+		for i := range d {
+			d[i] = `"a{:,"\0é`[r.IntN(10)]
+		}
+		prefix := []byte("x,")
+		b := make([]byte, len(prefix), len(prefix)+2*len(d)+8)
+		copy(b, prefix)
+		got := doubleQuotes(b, d)
+		require.Equal(t, "x,"+strings.ReplaceAll(string(d), `"`, `""`), string(got), "%q", d)
+	}
+}
+
+// TestMavMergeCompressions: lz4 (several chunks, compressed in parallel),
+// zstd and uncompressed MCAP and CSV hold the same messages, in the same
+// order, with the same stamps and bytes.
+func TestMavMergeCompressions(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 14, Duration: 4 * time.Minute, GPS: true, BinExtra: 40})
+	type row struct {
+		topic    string
+		log, pub uint64
+		data     string
+	}
+	var want []row
+	for _, comp := range []string{"none", "lz4", "zstd"} {
+		out := filepath.Join(dir, comp+".mcap")
+		_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out, "--compression", comp)
+		require.Equal(t, 0, code, errOut)
+		f, err := os.Open(out)
+		require.NoError(t, err)
+		r, err := mcap.NewReader(f)
+		require.NoError(t, err)
+		info, err := r.Info()
+		require.NoError(t, err)
+		require.Greater(t, len(info.ChunkIndexes), 2, "several chunks")
+		for _, ci := range info.ChunkIndexes {
+			require.Equal(t, comp, map[string]string{"": "none", "lz4": "lz4", "zstd": "zstd"}[string(ci.Compression)])
+		}
+		_, err = f.Seek(0, io.SeekStart) // Info read the summary at the end
+		require.NoError(t, err)
+		r, err = mcap.NewReader(f)
+		require.NoError(t, err)
+		it, err := r.Messages(mcap.UsingIndex(false))
+		require.NoError(t, err)
+		var got []row
+		ids := map[uint16]bool{}
+		for {
+			_, ch, msg, err := it.NextInto(nil)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			got = append(got, row{ch.Topic, msg.LogTime, msg.PublishTime, string(msg.Data)})
+			if !ids[ch.ID] {
+				// Channels are numbered in the order of their first message.
+				ids[ch.ID] = true
+				require.Equal(t, uint16(len(ids)), ch.ID, "%s: %s", comp, ch.Topic)
+			}
+		}
+		require.NoError(t, f.Close())
+		require.Greater(t, len(got), 50000, comp)
+		if want == nil {
+			want = got
+			continue
+		}
+		require.Equal(t, len(want), len(got), comp)
+		for i := range want {
+			require.Equal(t, want[i], got[i], "%s: message %d", comp, i)
+		}
+	}
+	out := filepath.Join(dir, "m.csv")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, len(want)+1, len(rows), "rows")
+	for i, w := range want {
+		r := rows[i+1]
+		require.Len(t, r, 5)
+		require.Equal(t, strconv.FormatUint(w.log, 10), r[0], "row %d", i+1)
+		require.Equal(t, strconv.FormatUint(w.pub, 10), r[1], "row %d", i+1)
+		require.Equal(t, w.topic, r[2], "row %d", i+1)
+		require.Equal(t, w.data, r[4], "row %d", i+1)
+	}
+}
+
+// TestMavMergeTies: messages of equal log time are in the order of the
+// inputs (the tlog's, then each BIN's), whatever the batches the readers
+// cut: the BIN's stamps come from a fit whose knots are tlog messages, so
+// ties are many.
+func TestMavMergeTies(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavDive)
+	out := filepath.Join(dir, "m.csv")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	require.NoError(t, err)
+	ties := 0
+	for i := 2; i < len(rows); i++ {
+		if rows[i][0] != rows[i-1][0] {
+			continue
+		}
+		ties++
+		require.False(t, strings.HasPrefix(rows[i-1][2], "/bin/") && strings.HasPrefix(rows[i][2], "/tlog/"),
+			"row %d: %s after %s at the same log time", i, rows[i][2], rows[i-1][2])
+	}
+	require.Greater(t, ties, 100)
 }

@@ -409,8 +409,8 @@ func (a *Aligner) AddBin(i int, r Record) {
 		}
 		b.first, b.last = min(b.first, t), max(b.last, t)
 	}
-	switch f.Name {
-	case "GPS":
+	switch f.role {
+	case roleGPS:
 		wk, ms, st, in := f.Index("GWk"), f.Index("GMS"), f.Index("Status"), f.Index("I")
 		if wk < 0 || ms < 0 || !hasTime || (in >= 0 && r.Int(in) != 0) {
 			return
@@ -421,24 +421,24 @@ func (a *Aligner) AddBin(i int, r Record) {
 			return
 		}
 		b.gps.add(us, stamp.Time(t*1000))
-	case "ATT":
+	case roleATT:
 		ro, pi, ya := f.Index("Roll"), f.Index("Pitch"), f.Index("Yaw")
 		if ro < 0 || pi < 0 || ya < 0 || !hasTime {
 			return
 		}
 		b.att.add(attitude{boot: t, roll: float32(r.Float(ro)), pitch: float32(r.Float(pi)), yaw: float32(r.Float(ya))})
-	case "MSG":
+	case roleMSG:
 		if k := f.Index("Message"); k >= 0 {
 			b.ident.noteText(r.String(k))
 		}
-	case "VER":
+	case roleVER:
 		if k := f.Index("FWS"); k >= 0 {
 			b.ident.noteText(r.String(k))
 		}
 		if k := f.Index("GH"); k >= 0 && b.ident.GitHash == "" && r.Int(k) != 0 {
 			b.ident.GitHash = fmt.Sprintf("%08x", r.Int(k))
 		}
-	case "PARM":
+	case rolePARM:
 		n, v := f.Index("Name"), f.Index("Value")
 		if n < 0 || v < 0 {
 			return
@@ -484,12 +484,28 @@ type Estimate struct {
 	Detail string
 
 	unix func(bootUS int64) stamp.Time // Unix time of a boot time in µs
+	m    *Map                          // the map unix evaluates, when it is one
 }
 
 // Unix maps a boot time to Unix time (µs resolution in boot time).
 func (e *Estimate) Unix(boot time.Duration) stamp.Time {
 	us := boot.Microseconds()
 	return e.unix(us).Add(boot - time.Duration(us)*time.Microsecond)
+}
+
+// Mapper returns a function equal to Unix for a run of boot times that
+// mostly grow, as a log's records do: it starts where the last one fell,
+// so that the next is found without a search. It is not safe for
+// concurrent use (make one per goroutine); e is not changed.
+func (e *Estimate) Mapper() func(boot time.Duration) stamp.Time {
+	if e.m == nil {
+		return e.Unix
+	}
+	c := mapCursor{m: e.m}
+	return func(boot time.Duration) stamp.Time {
+		us := boot.Microseconds()
+		return c.at(us).Add(boot - time.Duration(us)*time.Microsecond)
+	}
 }
 
 // OffsetAt returns Unix time minus boot time at boot time b.
@@ -682,7 +698,7 @@ func (a *Aligner) estimate(src Source, t *track) *Estimate {
 	}
 	f, l := m.span()
 	e := &Estimate{Source: src, Samples: t.samples, Pieces: len(m.pieces), Uncertainty: unc(m), SkewPPM: m.skewPPM(),
-		First: time.Duration(f) * time.Microsecond, Last: time.Duration(l) * time.Microsecond, unix: m.at}
+		First: time.Duration(f) * time.Microsecond, Last: time.Duration(l) * time.Microsecond, unix: m.at, m: m}
 	e.Ref = (e.First + e.Last) / 2
 	e.Offset = e.OffsetAt(e.Ref)
 	return e

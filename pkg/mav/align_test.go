@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -317,4 +318,35 @@ func TestClockStep(t *testing.T) {
 		}
 	}
 	require.Less(t, maxAbs(far), 2e6)
+}
+
+// TestMapperEqualsUnix: an Estimate's Mapper gives Unix's answer for boot
+// times in order, with small and large steps, backwards, and beyond the
+// ends, on estimates of several pieces (a step of the host's clock).
+func TestMapperEqualsUnix(t *testing.T) {
+	s := mavtest.Scenario{Seed: 42, GPS: true, SkewPPM: 20, HostSteps: []sim.Step{{At: 5 * time.Minute, By: 30 * time.Second}}}
+	l := write(t, s)
+	res := align(t, mav.DefaultConfig(), l.tlog, l.bins...)
+	require.NoError(t, res.Err())
+	r := rand.New(rand.NewPCG(42, 1))
+	n := 0
+	for _, bt := range res.Boots {
+		for _, e := range bt.Estimates {
+			m := e.Mapper()
+			b := e.First - time.Minute
+			for b < e.Last+time.Minute {
+				switch r.IntN(200) {
+				case 0:
+					b += time.Duration(r.Int64N(int64(30 * time.Second)))
+				case 1:
+					b -= time.Duration(r.Int64N(int64(10 * time.Second)))
+				default:
+					b += time.Duration(r.Int64N(int64(5 * time.Millisecond)))
+				}
+				require.Equal(t, e.Unix(b), m(b), "%s at %v", e.Source, b)
+				n++
+			}
+		}
+	}
+	require.Greater(t, n, 20000)
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/timealign/timealign/internal/cputime"
 	"github.com/timealign/timealign/internal/mavtest"
 	"github.com/timealign/timealign/pkg/mav"
 )
@@ -29,6 +32,8 @@ func BenchmarkBinRead(b *testing.B) {
 	in := benchLogs().bins[0]
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
+	cpu := cputime.Start(b, int64(len(in)))
+	defer cpu.Stop()
 	for b.Loop() {
 		r := mav.NewBinReader(bytes.NewReader(in))
 		for {
@@ -42,24 +47,40 @@ func BenchmarkBinRead(b *testing.B) {
 	}
 }
 
-// BenchmarkBinJSON reads every record of a BIN and encodes it as JSON.
+// BenchmarkBinJSON reads every record of a BIN and encodes it as JSON:
+// the simulated flight (its IMU records are most of it) and the small
+// ArduSub log of testdata/mav (real values, many record types), 16 times
+// over so that reading its formats once is not most of the work.
 func BenchmarkBinJSON(b *testing.B) {
-	in := benchLogs().bins[0]
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	var buf []byte
-	for b.Loop() {
-		r := mav.NewBinReader(bytes.NewReader(in))
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					b.Fatal(err)
+	one, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mav", "ardusub_small.BIN"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	real := bytes.Repeat(one, 16)
+	for _, c := range []struct {
+		name string
+		in   []byte
+	}{{"sim", benchLogs().bins[0]}, {"ardusub", real}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.in)))
+			b.ReportAllocs()
+			cpu := cputime.Start(b, int64(len(c.in)))
+			defer cpu.Stop()
+			var buf []byte
+			for b.Loop() {
+				r := mav.NewBinReader(bytes.NewReader(c.in))
+				for {
+					rec, err := r.Next()
+					if err != nil {
+						if !errors.Is(err, io.EOF) {
+							b.Fatal(err)
+						}
+						break
+					}
+					buf = rec.AppendJSON(buf[:0])
 				}
-				break
 			}
-			buf = rec.AppendJSON(buf[:0])
-		}
+		})
 	}
 }
 

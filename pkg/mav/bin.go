@@ -58,7 +58,25 @@ type Format struct {
 	Err error
 	// enc is the JSON encoder of the record (json.go).
 	enc *binEncoder
+	// meta is set for FMTU, UNIT and MULT, which the reader reads too;
+	// role says which records the Aligner reads (by name, decided once).
+	meta bool
+	role binRole
 }
+
+// binRole is what the Aligner reads a record type for.
+type binRole uint8
+
+const (
+	roleNone binRole = iota
+	roleGPS
+	roleATT
+	roleMSG
+	roleVER
+	rolePARM
+)
+
+var binRoles = map[string]binRole{"GPS": roleGPS, "ATT": roleATT, "MSG": roleMSG, "VER": roleVER, "PARM": rolePARM}
 
 // A Format never changes once [BinReader.Next] has returned a record of
 // it (units live in the reader), so records may be encoded in other
@@ -118,6 +136,8 @@ func newFormat(p []byte) *Format {
 	}
 	if f.Err == nil {
 		f.enc = newBinEncoder(f)
+		f.meta = f.Name == "FMTU" || f.Name == "UNIT" || f.Name == "MULT"
+		f.role = binRoles[f.Name]
 	}
 	if f.Err == nil && len(f.Columns) > 0 {
 		switch c := f.Columns[0]; {
@@ -306,10 +326,15 @@ type BinReader struct {
 	stats BinStats
 	// lost is set while searching for a header after garbage.
 	lost bool
+	// win is the read buffer's content, of which pos bytes are read but
+	// not yet discarded: records are cut from it without a call into
+	// the buffer each.
+	win []byte
+	pos int
 }
 
 // BinBufferSize is the read buffer of a [BinReader].
-const BinBufferSize = 1 << 20
+const BinBufferSize = 256 << 10
 
 // NewBinReader returns a reader of the dataflash log in r.
 func NewBinReader(r io.Reader) *BinReader {
@@ -365,10 +390,12 @@ var ErrNoFormats = errors.New("mav: no FMT records: not a dataflash log, or its 
 // returned (their Format.Err says why they cannot be decoded).
 func (b *BinReader) Next() (Record, error) {
 	for {
-		h, err := b.br.Peek(binHeadLen)
-		if len(h) < binHeadLen {
-			return Record{}, b.end(len(h), err)
+		if len(b.win)-b.pos < binHeadLen {
+			if err := b.fill(binHeadLen); err != nil {
+				return Record{}, err
+			}
 		}
+		h := b.win[b.pos:]
 		if h[0] != binHead1 || h[1] != binHead2 {
 			if err := b.seek(); err != nil {
 				return Record{}, err
@@ -396,13 +423,14 @@ func (b *BinReader) Next() (Record, error) {
 			}
 			continue
 		}
-		// Peek after confirm: a Peek that refills the buffer moves it.
-		p, err := b.br.Peek(f.Length)
-		if len(p) < f.Length {
-			return Record{}, b.end(len(p), err)
+		if len(b.win)-b.pos < f.Length {
+			if err := b.fill(f.Length); err != nil {
+				return Record{}, err
+			}
 		}
+		p := b.win[b.pos : b.pos+f.Length]
 		b.lost = false
-		rec := Record{Format: f, Payload: p[binHeadLen:f.Length], Offset: b.off}
+		rec := Record{Format: f, Payload: p[binHeadLen:], Offset: b.off}
 		if f.Type == binFMTType {
 			b.addFormat(rec.Payload)
 		} else if f.Err != nil {
@@ -413,24 +441,44 @@ func (b *BinReader) Next() (Record, error) {
 			if len(b.stats.BadFormats) < 256 {
 				b.stats.BadFormats[f.Name]++
 			}
-		} else {
+		} else if f.meta {
 			b.meta(rec)
 		}
 		b.stats.Records++
-		// Discard after use would keep Payload valid; Peek's slice stays
-		// valid until the next read, which is the next call of Next.
-		if _, err := b.br.Discard(f.Length); err != nil {
-			return Record{}, err
-		}
+		// The window stays valid until the next fill, which is in a
+		// later call of Next.
+		b.pos += f.Length
 		b.off += int64(f.Length)
 		return rec, nil
 	}
+}
+
+// sync discards what was read of the window from the read buffer: the
+// slow paths (seek, confirm, the end) work on the buffer itself.
+func (b *BinReader) sync() {
+	if b.pos > 0 {
+		_, _ = b.br.Discard(b.pos) // buffered: cannot fail
+	}
+	b.win, b.pos = nil, 0
+}
+
+// fill makes the window hold at least n bytes (as many as are buffered),
+// or handles the end of the stream.
+func (b *BinReader) fill(n int) error {
+	b.sync()
+	p, err := b.br.Peek(n)
+	if len(p) < n {
+		return b.end(len(p), err)
+	}
+	b.win, _ = b.br.Peek(b.br.Buffered())
+	return nil
 }
 
 // confirm reports whether a record of length n at the current position is
 // followed by another header (or the end of the stream): after garbage, a
 // lone 0xA3 0x95 is not trusted on its own.
 func (b *BinReader) confirm(n int) bool {
+	b.sync()
 	p, _ := b.br.Peek(n + 2)
 	if len(p) < n+2 {
 		return true // the end of the stream (or of the buffer)
@@ -455,6 +503,7 @@ func (b *BinReader) end(n int, err error) error {
 
 // seek skips bytes up to the next header, counting them.
 func (b *BinReader) seek() error {
+	b.sync()
 	if !b.lost {
 		b.stats.Resyncs++
 		b.lost = true

@@ -1,9 +1,12 @@
 package mav
 
 import (
+	"encoding/binary"
 	"math"
 	"math/big"
 	"math/bits"
+	"slices"
+	"strconv"
 )
 
 // appendFloat32 appends the shortest decimal that reads back as f, in the
@@ -11,9 +14,8 @@ import (
 // byte (TestFloat32Exhaustive compares every float32 with strconv when
 // asked to; the suite compares millions). Dataflash logs are mostly
 // float32 columns, and this is several times faster than strconv's general
-// path: the shortest digits come from Ulf Adams' Ryū (PLDI 2018) for
-// binary32, written here from the paper's description; the rest is the
-// formatting of %g with the shortest precision. NaN and ±Inf are the
+// path: the digits by Schubfach (below), written nine at a time into room
+// reserved once, the layout by moves of eight bytes. NaN and ±Inf are the
 // caller's business.
 func appendFloat32(dst []byte, f float32) []byte {
 	b := math.Float32bits(f)
@@ -23,233 +25,276 @@ func appendFloat32(dst []byte, f float32) []byte {
 		}
 		return append(dst, '0')
 	}
-	neg := b>>31 != 0
-	digits, e10 := f2d(b&(1<<23-1), b>>23&0xff)
-	// The digits as text, most significant first.
-	var buf [10]byte
-	n := len(buf)
-	for v := digits; v > 0; v /= 10 {
-		n--
-		buf[n] = byte('0' + v%10)
+	if b>>23&0xff == 0 {
+		// Subnormals (below 1.2e-38) are rare in logs; near the bottom
+		// their rounding interval is wider than the method below allows.
+		return strconv.AppendFloat(dst, float64(f), 'g', -1, 32)
 	}
-	d := buf[n:]
-	nd := len(d)
-	dp := nd + int(e10) // digits before the decimal point
-	if neg {
-		dst = append(dst, '-')
+	digits, k := shortest32(b)
+	// The digits scaled to exactly nine, x the exponent of the first.
+	// Schubfach's digits are 7 to 9: about c·2^q·10^−k with
+	// 2^23 ≤ c < 2^24 and 1 ≤ 2^q·10^−k < 10.
+	x := k + 6
+	switch {
+	case digits >= 1e8:
+		x += 2
+	case digits >= 1e7:
+		digits *= 10
+		x++
+	default:
+		digits *= 100
 	}
+	n := len(dst)
+	if cap(dst)-n < 32 {
+		dst = slices.Grow(dst, 32)
+	}
+	o := dst[n : n+32]
+	i := 0
+	if b>>31 != 0 {
+		o[0] = '-'
+		i = 1
+	}
+	// The first digit, and the other eight as the bytes of w (in
+	// registers: nothing written is read back); sig counts those of them
+	// before the trailing zeros, which the layouts below leave out.
+	d0 := digits / 1e8
+	w := eightDigits(digits - d0*1e8)
+	sig := 8 - bits.LeadingZeros64(w^0x3030303030303030)/8
+	c0 := byte('0' + d0)
 	// %g with the shortest precision: %e when the exponent is below −4
 	// or at least 6 (strconv decides with precision 6 when shortest).
-	if exp := dp - 1; exp < -4 || exp >= 6 {
-		dst = append(dst, d[0])
-		if nd > 1 {
-			dst = append(dst, '.')
-			dst = append(dst, d[1:]...)
+	if x < -4 || x >= 6 {
+		o[i], o[i+1] = c0, '.'
+		binary.LittleEndian.PutUint64(o[i+2:], w)
+		i += 1 + sig
+		if sig > 0 {
+			i++ // the point stays
 		}
-		dst = append(dst, 'e')
-		if exp < 0 {
-			dst = append(dst, '-')
-			exp = -exp
+		o[i] = 'e'
+		if x < 0 {
+			o[i+1] = '-'
+			x = -x
 		} else {
-			dst = append(dst, '+')
+			o[i+1] = '+'
 		}
-		if exp < 10 {
-			return append(dst, '0', byte('0'+exp))
-		}
-		return append(dst, byte('0'+exp/10), byte('0'+exp%10))
+		o[i+2] = byte('0' + x/10)
+		o[i+3] = byte('0' + x%10)
+		return dst[:n+i+4]
 	}
-	switch {
-	case dp <= 0:
-		dst = append(dst, '0', '.')
-		for range -dp {
-			dst = append(dst, '0')
-		}
-		return append(dst, d...)
-	case dp >= nd:
-		dst = append(dst, d...)
-		for range dp - nd {
-			dst = append(dst, '0')
-		}
-		return dst
+	if x < 0 {
+		// "0.", −x−1 zeros, the nine digits.
+		binary.LittleEndian.PutUint64(o[i:], 0x3030303030302e30) // "0.000000"
+		t := i + 1 - int(x)
+		binary.LittleEndian.PutUint64(o[t:], uint64(c0)|w<<8)
+		o[t+8] = byte(w >> 56)
+		return dst[:n+t+1+sig]
 	}
-	dst = append(dst, d[:dp]...)
-	dst = append(dst, '.')
-	return append(dst, d[dp:]...)
+	// The first digit, x more, the point, the rest: nine or ten bytes
+	// (the last store holds the one that does not fit in eight).
+	o[i] = c0
+	if sig <= int(x) {
+		binary.LittleEndian.PutUint64(o[i+1:], w) // digits, then zeros
+		return dst[:n+i+1+int(x)]
+	}
+	sh := 8 * uint(x)
+	low := w & (1<<sh - 1)
+	binary.LittleEndian.PutUint64(o[i+1:], low|'.'<<sh|(w>>sh)<<(sh+8))
+	o[i+9] = byte(w >> 56)
+	return dst[:n+i+1+sig+1]
 }
 
-// Ryū for binary32. The multiplications by 5^±q are done with 64-bit
-// approximations of 5^q and 5^−q, scaled to powInvBits and powBits bits.
-const (
-	powInvBits = 59
-	powBits    = 61
-)
+// eightDigits returns the eight decimal digits of v < 10^8, leading zeros
+// included, as the bytes of a little-endian word (the first digit in the
+// low byte): the two halves, then their halves, independently.
+func eightDigits(v uint32) uint64 {
+	hi := v / 10000
+	lo := v - hi*10000
+	a, c := hi/100, lo/100
+	b, d := hi-a*100, lo-c*100
+	return uint64(digitPairs16[a]) | uint64(digitPairs16[b])<<16 | uint64(digitPairs16[c])<<32 | uint64(digitPairs16[d])<<48
+}
 
-// pow5Inv[q] ≈ 2^(pow5bits(q)−1+powInvBits) / 5^q, rounded up; pow5[i] ≈
-// 5^i scaled to powBits bits, rounded down. Computed exactly once.
-var pow5Inv, pow5 = func() ([]uint64, []uint64) {
-	inv := make([]uint64, 32)
-	pos := make([]uint64, 48)
-	for q := range inv {
-		p := new(big.Int).Exp(big.NewInt(5), big.NewInt(int64(q)), nil)
-		num := new(big.Int).Lsh(big.NewInt(1), uint(pow5bits(int32(q))-1+powInvBits))
-		num.Div(num, p)
-		inv[q] = num.Uint64() + 1
+// digitPairs16 holds "00" to "99" as little-endian 16-bit words.
+var digitPairs16 = func() (t [100]uint16) {
+	for i := range t {
+		t[i] = uint16('0'+i/10) | uint16('0'+i%10)<<8
 	}
-	for i := range pos {
-		p := new(big.Int).Exp(big.NewInt(5), big.NewInt(int64(i)), nil)
-		s := pow5bits(int32(i)) - powBits
-		if s > 0 {
-			p.Rsh(p, uint(s))
-		} else {
-			p.Lsh(p, uint(-s))
-		}
-		pos[i] = p.Uint64()
-	}
-	return inv, pos
+	return t
 }()
 
-// pow5bits returns ceil(log2(5^e)) for 0 ≤ e ≤ 3528 (1 for e = 0).
-func pow5bits(e int32) int32 { return int32((uint32(e)*1217359)>>19) + 1 }
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
-// log10Pow2 returns floor(log10(2^e)); log10Pow5 floor(log10(5^e)).
-func log10Pow2(e int32) int32 { return int32((uint32(e) * 78913) >> 18) }
-func log10Pow5(e int32) int32 { return int32((uint32(e) * 732923) >> 20) }
+// putDigits writes v's decimal digits into b, which is exactly as long.
+// The last four digits and the ones before are worked out apart, so that
+// the divisions do not wait on each other.
+func putDigits(b []byte, v uint32) {
+	i := len(b)
+	for v >= 10000 {
+		q := v / 10000
+		r := v - q*10000
+		hi, lo := r/100, r%100
+		b[i-1], b[i-2] = digitPairs[2*lo+1], digitPairs[2*lo]
+		b[i-3], b[i-4] = digitPairs[2*hi+1], digitPairs[2*hi]
+		i -= 4
+		v = q
+	}
+	if v >= 100 {
+		q := v / 100
+		r := v - q*100
+		b[i-1], b[i-2] = digitPairs[2*r+1], digitPairs[2*r]
+		i -= 2
+		v = q
+	}
+	if v >= 10 {
+		b[i-1], b[i-2] = digitPairs[2*v+1], digitPairs[2*v]
+		return
+	}
+	b[i-1] = byte('0' + v)
+}
 
-func pow5Factor(v uint32) int32 {
-	n := int32(0)
-	for v%5 == 0 {
-		v /= 5
+// putDigitsPadded writes v's decimal digits into b, with leading zeros to
+// fill it; v must have no more digits than b is long.
+func putDigitsPadded(b []byte, v uint32) {
+	for i := len(b); i > 0; {
+		if i >= 2 {
+			q := v / 100
+			r := v - q*100
+			b[i-1], b[i-2] = digitPairs[2*r+1], digitPairs[2*r]
+			i -= 2
+			v = q
+			continue
+		}
+		b[0] = byte('0' + v)
+		i--
+	}
+}
+
+// decimalLen32 returns the number of decimal digits of v > 0.
+func decimalLen32(v uint32) int {
+	// bits.Len32·1233/4096 is log10 up to one too few.
+	n := (bits.Len32(v) * 1233) >> 12
+	if v >= pow10u32[n] {
 		n++
 	}
 	return n
 }
 
-func multipleOfPow5(v uint32, p int32) bool { return pow5Factor(v) >= p }
-func multipleOfPow2(v uint32, p int32) bool { return v&(1<<uint(p)-1) == 0 }
+var pow10u32 = [...]uint32{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
-// mulShift returns (m · factor) >> shift for shift > 32.
-func mulShift(m uint32, factor uint64, shift int32) uint32 {
-	hi, lo := bits.Mul64(uint64(m), factor) // at most 96 bits
-	if shift >= 64 {
-		return uint32(hi >> uint(shift-64))
+// The shortest decimal of a normal float32, by Raffaello Giulietti's
+// Schubfach method ("The Schubfach way to render doubles", 2020), written
+// here from the paper. A float v = c·2^q rounds from the interval
+// [c−½, c+½]·2^q (for c = 2^23, the lower half is [c−¼, c]·2^q: the
+// float below is closer), whose ends belong to it when c is even. Scaled
+// by 10^−k for the k with 10^k ≤ 2^q (or ¾·2^q) < 10^(k+1), the interval
+// is between 1 and 10 units wide: it holds at most one multiple of 10
+// (the shortest decimal if it is in: one digit fewer than any other) and
+// else one or both of s = ⌊v·10^−k⌋ and s+1, of which the closer to v
+// wins. The scaling multiplies by a 63-bit approximation of 10^−k from
+// above, keeping a sticky bit, which the paper shows is exact enough for
+// every comparison below.
+
+// Scale factors: g32[e−g32Min] = ⌊10^e·2^(62−⌊log2 10^e⌋)⌋ + 1, for the
+// e = −k that normal float32s need. Computed exactly once.
+const g32Min, g32Max = -32, 46
+
+var g32 = func() []uint64 {
+	g := make([]uint64, g32Max-g32Min+1)
+	for e := g32Min; e <= g32Max; e++ {
+		// 10^e·2^s with s = 62 − ⌊log2 10^e⌋, as a fraction num/den.
+		num, den := big.NewInt(1), big.NewInt(1)
+		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(e))), nil)
+		if e >= 0 {
+			num.Set(p)
+		} else {
+			den.Set(p)
+		}
+		s := 62 - int(flog2pow10(int32(e)))
+		if s >= 0 {
+			num.Lsh(num, uint(s))
+		} else {
+			den.Lsh(den, uint(-s))
+		}
+		g[e-g32Min] = new(big.Int).Quo(num, den).Uint64() + 1
 	}
-	return uint32(hi<<uint(64-shift) | lo>>uint(shift))
+	return g
+}()
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
-// f2d returns the shortest decimal digits and exponent of a positive
-// binary32 with the given mantissa and biased exponent bits.
-func f2d(mantissa, exponent uint32) (uint32, int32) {
-	const mbits, bias = 23, 127
-	var e2 int32
-	var m2 uint32
-	if exponent == 0 {
-		e2 = 1 - bias - mbits - 2
-		m2 = mantissa
-	} else {
-		e2 = int32(exponent) - bias - mbits - 2
-		m2 = 1<<mbits | mantissa
-	}
-	even := m2&1 == 0
-	acceptBounds := even
-	mv := 4 * m2
-	mp := 4*m2 + 2
-	mmShift := uint32(0)
-	if mantissa != 0 || exponent <= 1 {
-		mmShift = 1
-	}
-	mm := 4*m2 - 1 - mmShift
+// flog10pow2 is ⌊log10 2^q⌋, flog10threeQuartersPow2 ⌊log10 ¾·2^q⌋ and
+// flog2pow10 ⌊log2 10^e⌋, for the exponents of float32s (checked against
+// exact arithmetic by TestFloorLogs).
+func flog10pow2(q int32) int32              { return (q * 78913) >> 18 }
+func flog10threeQuartersPow2(q int32) int32 { return (q*78913 - 32752) >> 18 }
+func flog2pow10(e int32) int32              { return (e * 1741647) >> 19 }
 
-	var vr, vp, vm uint32
-	var e10 int32
-	vmTrailingZeros, vrTrailingZeros := false, false
-	lastRemoved := uint32(0)
-	if e2 >= 0 {
-		q := log10Pow2(e2)
-		e10 = q
-		k := powInvBits + pow5bits(q) - 1
-		i := -e2 + q + k
-		vr = mulShift(mv, pow5Inv[q], i)
-		vp = mulShift(mp, pow5Inv[q], i)
-		vm = mulShift(mm, pow5Inv[q], i)
-		if q != 0 && (vp-1)/10 <= vm/10 {
-			l := powInvBits + pow5bits(q-1) - 1
-			lastRemoved = mulShift(mv, pow5Inv[q-1], -e2+q-1+l) % 10
-		}
-		if q <= 9 {
-			switch {
-			case mv%5 == 0:
-				vrTrailingZeros = multipleOfPow5(mv, q)
-			case acceptBounds:
-				vmTrailingZeros = multipleOfPow5(mm, q)
-			default:
-				if multipleOfPow5(mp, q) {
-					vp--
-				}
-			}
-		}
-	} else {
-		q := log10Pow5(-e2)
-		e10 = q + e2
-		i := -e2 - q
-		k := pow5bits(i) - powBits
-		j := q - k
-		vr = mulShift(mv, pow5[i], j)
-		vp = mulShift(mp, pow5[i], j)
-		vm = mulShift(mm, pow5[i], j)
-		if q != 0 && (vp-1)/10 <= vm/10 {
-			j = q - 1 - (pow5bits(i+1) - powBits)
-			lastRemoved = mulShift(mv, pow5[i+1], j) % 10
-		}
-		switch {
-		case q <= 1:
-			vrTrailingZeros = true
-			if acceptBounds {
-				vmTrailingZeros = mmShift == 1
-			} else {
-				vp--
-			}
-		case q < 31:
-			vrTrailingZeros = multipleOfPow2(mv, q-1)
-		}
-	}
+// scale32 returns g·cp / 2^95 with a sticky last bit: set when the
+// division left a remainder.
+func scale32(g, cp uint64) uint64 {
+	hi, _ := bits.Mul64(g, cp)
+	return hi>>31 | (hi&(1<<32-1)+(1<<32-1))>>32
+}
 
-	removed := int32(0)
-	var out uint32
-	if vmTrailingZeros || vrTrailingZeros {
-		for vp/10 > vm/10 {
-			vmTrailingZeros = vmTrailingZeros && vm%10 == 0
-			vrTrailingZeros = vrTrailingZeros && lastRemoved == 0
-			lastRemoved = vr % 10
-			vr, vp, vm = vr/10, vp/10, vm/10
-			removed++
-		}
-		if vmTrailingZeros {
-			for vm%10 == 0 {
-				vrTrailingZeros = vrTrailingZeros && lastRemoved == 0
-				lastRemoved = vr % 10
-				vr, vp, vm = vr/10, vp/10, vm/10
-				removed++
-			}
-		}
-		if vrTrailingZeros && lastRemoved == 5 && vr%2 == 0 && mantissa != 0 {
-			// An exact tie rounds to even; strconv rounds the one tie at a
-			// power of two (2^-12) up, and so do we.
-			lastRemoved = 4
-		}
-		out = vr
-		if vr == vm && (!acceptBounds || !vmTrailingZeros) || lastRemoved >= 5 {
-			out++
-		}
+// shortest32 returns the shortest decimal digits and exponent of the
+// normal float32 with bits b (the sign ignored), the digits possibly with
+// trailing zeros.
+func shortest32(b uint32) (uint32, int32) {
+	ef := int32(b >> 23 & 0xff)
+	c := uint64(b&(1<<23-1) | 1<<23)
+	q := ef - 150
+	odd := c & 1
+	cb := c << 2
+	cbr := cb + 2
+	var cbl uint64
+	var k int32
+	irregular := c == 1<<23 && ef > 1
+	if irregular {
+		cbl = cb - 1
+		k = flog10threeQuartersPow2(q)
 	} else {
-		for vp/10 > vm/10 {
-			lastRemoved = vr % 10
-			vr, vp, vm = vr/10, vp/10, vm/10
-			removed++
-		}
-		out = vr
-		if vr == vm || lastRemoved >= 5 {
-			out++
-		}
+		cbl = cb - 2
+		k = flog10pow2(q)
 	}
-	return out, e10 + removed
+	h := uint(q + flog2pow10(-k) + 33)
+	g := g32[-k-g32Min]
+	vb := scale32(g, cb<<h)
+	vbl := scale32(g, cbl<<h)
+	vbr := scale32(g, cbr<<h)
+	s := vb >> 2
+	// A multiple of 10 in the interval is the one shortest decimal.
+	sp := s / 10 * 10
+	tp := sp + 10
+	upin := vbl+odd <= sp<<2
+	wpin := tp<<2+odd <= vbr
+	if upin != wpin {
+		if upin {
+			return uint32(sp), k
+		}
+		return uint32(tp), k
+	}
+	t := s + 1
+	uin := vbl+odd <= s<<2
+	win := t<<2+odd <= vbr
+	if uin != win {
+		if uin {
+			return uint32(s), k
+		}
+		return uint32(t), k
+	}
+	// Both: the closer; a tie goes to the even one, except at a power of
+	// two, where strconv (Dragonbox) takes the upper.
+	mid := (s + t) << 1
+	if vb < mid || vb == mid && s&1 == 0 && !irregular {
+		return uint32(s), k
+	}
+	return uint32(t), k
 }

@@ -2,6 +2,7 @@ package mav
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -102,4 +103,38 @@ func BenchmarkAppendFloat32(b *testing.B) {
 			buf = strconv.AppendFloat(buf[:0], float64(v[i&4095]), 'g', -1, 32)
 		}
 	})
+}
+
+// TestFloorLogs checks the floor-log formulas of ftoa32.go with exact
+// arithmetic over the exponents float32s need.
+func TestFloorLogs(t *testing.T) {
+	pow := func(base, e int64) *big.Rat { // base^e
+		p := new(big.Int).Exp(big.NewInt(base), big.NewInt(max(e, -e)), nil)
+		if e < 0 {
+			return new(big.Rat).SetFrac(big.NewInt(1), p)
+		}
+		return new(big.Rat).SetInt(p)
+	}
+	// floor(log_base x) == k: base^k ≤ x < base^(k+1).
+	check := func(name string, arg int32, x *big.Rat, base, k int64) {
+		if pow(base, k).Cmp(x) > 0 || x.Cmp(pow(base, k+1)) >= 0 {
+			t.Fatalf("%s(%d) = %d is not the floor of the log", name, arg, k)
+		}
+	}
+	for q := int32(-160); q <= 110; q++ {
+		check("flog10pow2", q, pow(2, int64(q)), 10, int64(flog10pow2(q)))
+		tq := new(big.Rat).Mul(pow(2, int64(q)), big.NewRat(3, 4))
+		check("flog10threeQuartersPow2", q, tq, 10, int64(flog10threeQuartersPow2(q)))
+	}
+	for e := int32(g32Min); e <= g32Max; e++ {
+		check("flog2pow10", e, pow(10, int64(e)), 2, int64(flog2pow10(e)))
+	}
+	// Every normal float32's −k is in the table.
+	for ef := int32(1); ef <= 254; ef++ {
+		for _, k := range []int32{flog10pow2(ef - 150), flog10threeQuartersPow2(ef - 150)} {
+			if -k < g32Min || -k > g32Max {
+				t.Fatalf("exponent %d: 10^%d is not in the table", ef, -k)
+			}
+		}
+	}
 }

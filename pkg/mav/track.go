@@ -343,6 +343,45 @@ func (m *Map) piece(x int64) *piece {
 	return &p[i]
 }
 
+// mapCursor evaluates a Map as at does, remembering the piece and the
+// knot segment of the last x: the next x in the same or the following
+// segment needs no search.
+type mapCursor struct {
+	m *Map
+	q *piece
+	i int // k[i−1].x < x ≤ k[i].x for the last x inside q's knots; 0: none
+}
+
+func (c *mapCursor) at(x int64) stamp.Time {
+	q := c.m.piece(x)
+	k := q.knots
+	if x <= k[0].x || x >= k[len(k)-1].x {
+		return pieceAt(q, x, c.m.slope)
+	}
+	if q != c.q {
+		c.q, c.i = q, 0
+	}
+	// The segment pieceAt's search finds: the first knot at or after x.
+	i := c.i
+	switch {
+	case i > 0 && k[i-1].x < x && x <= k[i].x:
+	case i > 0 && i+1 < len(k) && k[i].x < x && x <= k[i+1].x:
+		i++
+	default:
+		i, _ = slices.BinarySearchFunc(k, x, func(a knot, x int64) int {
+			switch {
+			case a.x < x:
+				return -1
+			case a.x > x:
+				return 1
+			}
+			return 0
+		})
+	}
+	c.i = i
+	return lineAt(k[i-1], k[i], x)
+}
+
 // offsetAt returns y − x (ns) at device time x.
 func (m *Map) offsetAt(x int64) time.Duration { return time.Duration(m.at(x) - stamp.Time(x*1e3)) }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -246,4 +247,64 @@ func TestNoPlotsAtOneTime(t *testing.T) {
 	require.NoError(t, a.Report().WriteHTML(&buf, "burst"))
 	require.Contains(t, buf.String(), "<h2>/units")
 	require.NotContains(t, buf.String(), "<svg")
+}
+
+// TestHistBins: the buckets hold exactly the values that fall in them, in
+// value order, for either sign and every magnitude.
+func TestHistBins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var h Hist
+	count := map[[2]int64]uint64{} // sign, bucket
+	for i := range 50000 {
+		var d time.Duration
+		switch i % 4 {
+		case 0:
+			d = time.Duration(rng.Int64N(64) - 32)
+		case 1:
+			d = time.Duration(rng.Int64() >> rng.IntN(63))
+		default:
+			d = -time.Duration(rng.Int64() >> rng.IntN(63))
+		}
+		if i == 0 {
+			d = math.MinInt64
+		} else if i == 1 {
+			d = math.MaxInt64
+		}
+		h.Add(d)
+		switch {
+		case d > 0:
+			count[[2]int64{1, int64(bucket(uint64(d)))}]++
+		case d < 0:
+			count[[2]int64{-1, int64(bucket(uint64(-(d + 1)) + 1))}]++
+		default:
+			count[[2]int64{0, 0}]++
+		}
+	}
+	var want []bin
+	for k, n := range count {
+		lo, hi := bucketRange(int32(k[1]))
+		switch k[0] {
+		case 1:
+			want = append(want, bin{lo, hi, n})
+		case -1:
+			want = append(want, bin{-hi, -lo, n})
+		default:
+			want = append(want, bin{0, 0, n})
+		}
+	}
+	slices.SortFunc(want, func(a, b bin) int { return cmp.Compare(a.lo, b.lo) })
+	require.Equal(t, want, h.bins())
+	require.Equal(t, uint64(50000), h.Count())
+}
+
+func BenchmarkHistAdd(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	v := make([]time.Duration, 4096)
+	for i := range v {
+		v[i] = time.Duration(rng.NormFloat64() * 1e6)
+	}
+	var h Hist
+	for i := 0; b.Loop(); i++ {
+		h.Add(v[i&4095])
+	}
 }

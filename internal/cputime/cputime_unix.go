@@ -1,14 +1,13 @@
 //go:build unix
 
-package main
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user + system) the process has used.
-func cpuTime() time.Duration {
+func processCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
