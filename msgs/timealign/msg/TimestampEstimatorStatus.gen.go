@@ -53,8 +53,12 @@ type TimestampEstimatorStatus struct {
 	IndexResets            uint64                          `yaml:"index_resets"`             // index counter resets or implausible jumps (timing used instead)
 	LossRecounts           uint64                          `yaml:"loss_recounts"`            // inferred losses taken back (a sample came a period early)
 	References             uint64                          `yaml:"references"`               // hardware reference stamps received on `reference`
+	RejectedReferences     uint64                          `yaml:"rejected_references"`      // references that belong to no sample of the current fit
+	JitterAmbiguous        bool                            `yaml:"jitter_ambiguous"`         // jitter near a period: late samples cannot be told from lost ones
+	JitterAmbiguities      uint64                          `yaml:"jitter_ambiguities"`       // times jitter_ambiguous was raised. (no loss is inferred from timing while it is up; set period_sec)
 	MessagesIn             uint64                          `yaml:"messages_in"`              // messages received on `in`
 	MessagesOut            uint64                          `yaml:"messages_out"`             // messages published on `out`
+	DroppedRejected        uint64                          `yaml:"dropped_rejected"`         // messages dropped: their index repeats the previous one's
 	DroppedMalformed       uint64                          `yaml:"dropped_malformed"`        // messages dropped: not CDR / no leading std_msgs/Header
 	DroppedQueue           uint64                          `yaml:"dropped_queue"`            // messages dropped: the node's inbox was full
 }
@@ -93,8 +97,12 @@ func (t *TimestampEstimatorStatus) Clone() *TimestampEstimatorStatus {
 	c.IndexResets = t.IndexResets
 	c.LossRecounts = t.LossRecounts
 	c.References = t.References
+	c.RejectedReferences = t.RejectedReferences
+	c.JitterAmbiguous = t.JitterAmbiguous
+	c.JitterAmbiguities = t.JitterAmbiguities
 	c.MessagesIn = t.MessagesIn
 	c.MessagesOut = t.MessagesOut
+	c.DroppedRejected = t.DroppedRejected
 	c.DroppedMalformed = t.DroppedMalformed
 	c.DroppedQueue = t.DroppedQueue
 	return c
@@ -130,8 +138,12 @@ func (t *TimestampEstimatorStatus) SetDefaults() {
 	t.IndexResets = 0
 	t.LossRecounts = 0
 	t.References = 0
+	t.RejectedReferences = 0
+	t.JitterAmbiguous = false
+	t.JitterAmbiguities = 0
 	t.MessagesIn = 0
 	t.MessagesOut = 0
+	t.DroppedRejected = 0
 	t.DroppedMalformed = 0
 	t.DroppedQueue = 0
 }
@@ -242,8 +254,12 @@ func (t _TimestampEstimatorStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg 
 	mem.index_resets = C.uint64_t(m.IndexResets)
 	mem.loss_recounts = C.uint64_t(m.LossRecounts)
 	mem.references = C.uint64_t(m.References)
+	mem.rejected_references = C.uint64_t(m.RejectedReferences)
+	mem.jitter_ambiguous = C.bool(m.JitterAmbiguous)
+	mem.jitter_ambiguities = C.uint64_t(m.JitterAmbiguities)
 	mem.messages_in = C.uint64_t(m.MessagesIn)
 	mem.messages_out = C.uint64_t(m.MessagesOut)
+	mem.dropped_rejected = C.uint64_t(m.DroppedRejected)
 	mem.dropped_malformed = C.uint64_t(m.DroppedMalformed)
 	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
 }
@@ -276,8 +292,12 @@ func (t _TimestampEstimatorStatusTypeSupport) AsGoStruct(msg types.Message, ros2
 	m.IndexResets = uint64(mem.index_resets)
 	m.LossRecounts = uint64(mem.loss_recounts)
 	m.References = uint64(mem.references)
+	m.RejectedReferences = uint64(mem.rejected_references)
+	m.JitterAmbiguous = bool(mem.jitter_ambiguous)
+	m.JitterAmbiguities = uint64(mem.jitter_ambiguities)
 	m.MessagesIn = uint64(mem.messages_in)
 	m.MessagesOut = uint64(mem.messages_out)
+	m.DroppedRejected = uint64(mem.dropped_rejected)
 	m.DroppedMalformed = uint64(mem.dropped_malformed)
 	m.DroppedQueue = uint64(mem.dropped_queue)
 }

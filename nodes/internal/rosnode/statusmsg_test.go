@@ -68,9 +68,9 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		MaxJitter: dur(5), LastCorrection: dur(6), WindowSize: 7, WindowCapacity: 8, Samples: 9,
 		LostSamplesTotal: 10, ExpectedLosses: 11, RejectedExpectedLosses: 12, BaseTimeResets: 13,
 		BaseTimeResetOffset: dur(14), Resets: 15, Backward: 16, DupIndexes: 17, Duplicates: 18, Gaps: 19,
-		ClockSteps: 20, IndexResets: 21, Recounts: 22,
+		ClockSteps: 20, IndexResets: 21, Recounts: 22, RejectedReferences: 28, Ambiguous: true, Ambiguities: 29,
 	}
-	st := tsestnode.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26}
+	st := tsestnode.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedRejected: 30}
 	b := tsestnode.AppendStatusMsg(nil, statusNow, st, 27)
 	got := decode[*tamsg.TimestampEstimatorStatus](t, b, tamsg.TimestampEstimatorStatusTypeSupport)
 	want := &tamsg.TimestampEstimatorStatus{
@@ -81,8 +81,9 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		WindowFill: 7, WindowCapacity: 8, Samples: 9, LostSamples: 10, ExpectedLosses: 11,
 		RejectedExpectedLosses: 12, BaseTimeResets: 13, BaseTimeResetOffset: rosDuration(t, e.BaseTimeResetOffset),
 		Resets: 15, RejectedBackward: 16, RejectedDuplicate: 17, DuplicateStamps: 18, Gaps: 19,
-		ClockSteps: 20, IndexResets: 21, LossRecounts: 22, References: 23,
-		MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedQueue: 27,
+		ClockSteps: 20, IndexResets: 21, LossRecounts: 22, References: 23, RejectedReferences: 28,
+		JitterAmbiguous: true, JitterAmbiguities: 29,
+		MessagesIn: 24, MessagesOut: 25, DroppedRejected: 30, DroppedMalformed: 26, DroppedQueue: 27,
 	}
 	require.Equal(t, want, got)
 	requireReserialized(t, b, got)

@@ -25,7 +25,11 @@ func AppendStatusMsg(b []byte, now stamp.Time, s Status, droppedQueue uint64) []
 		c.Uint64(v)
 	}
 	c.Duration(e.BaseTimeResetOffset)
-	for _, v := range []uint64{e.Resets, e.Backward, e.DupIndexes, e.Duplicates, e.Gaps, e.ClockSteps, e.IndexResets, e.Recounts, s.References, s.MessagesIn, s.MessagesOut, s.DroppedMalformed, droppedQueue} {
+	for _, v := range []uint64{e.Resets, e.Backward, e.DupIndexes, e.Duplicates, e.Gaps, e.ClockSteps, e.IndexResets, e.Recounts, s.References, e.RejectedReferences} {
+		c.Uint64(v)
+	}
+	c.Bool(e.Ambiguous)
+	for _, v := range []uint64{e.Ambiguities, s.MessagesIn, s.MessagesOut, s.DroppedRejected, s.DroppedMalformed, droppedQueue} {
 		c.Uint64(v)
 	}
 	return c.B
