@@ -489,7 +489,7 @@ func (n *Node) open() {
 			n.failWith(fmt.Errorf("%s: %w", o.name, err), hint)
 			return
 		}
-		o.box = newOutbox(pub, n.outboxLimits())
+		o.box = newOutbox(pub, o.QoS, n.outboxLimits())
 		n.group.Go(o.box.run)
 	}
 	for i, in := range n.in {
@@ -746,6 +746,9 @@ func (n *Node) reportDrops(d *Diagnostic) {
 		}
 		if dr.Count > 0 {
 			d.Add(o.name+".outbox_dropped", dr.Count)
+		}
+		if k := o.box.unheard.Load(); k > 0 {
+			d.Add(o.name+".not_published_no_subscriber", k)
 		}
 	}
 }

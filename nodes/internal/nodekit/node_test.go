@@ -20,6 +20,7 @@ import (
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -719,6 +720,49 @@ func TestSlowOutput(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 1, logged(g.Node("/echo"), nodekit.LogError, "/out1: 1 messages not published: rmw_publish failed"))
 		require.Contains(t, lastDiag(t, diagnostics).message, "output /out1: publishing fails (rmw_publish failed)")
+		require.Equal(t, 0, node.stop())
+	})
+}
+
+// TestOutputWithoutSubscribers: a volatile output that nobody subscribes
+// to is not published (its messages would reach nobody; counted in the
+// diagnostics), and is again once a subscriber comes; a transient-local
+// output is published all the same (late joiners get its history).
+func TestOutputWithoutSubscribers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		g.FailPublish("/out0", errors.New("published"))
+		g.FailPublish("/out1", errors.New("published"))
+		diagnostics := g.Record("/diagnostics")
+		core := &echo{}
+		s := echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X", "x_msgs/msg/X"}})
+		ports := s.Ports
+		s.Ports = func() (ins, outs []nodekit.Port, err error) {
+			ins, outs, err = ports()
+			outs[1].QoS = qos.Profile{Reliability: qos.Reliable, Durability: qos.TransientLocal, History: qos.KeepLast, Depth: 1}
+			return ins, outs, err
+		}
+		node := start(t, g, s)
+		synctest.Wait()
+		in0, in1 := g.Advertise("/in0", "x_msgs/msg/X"), g.Advertise("/in1", "x_msgs/msg/X")
+		for i := range 3 {
+			require.NoError(t, in0.Publish(msg(stamp.Time(i), 100)))
+			require.NoError(t, in1.Publish(msg(stamp.Time(i), 100)))
+			synctest.Wait()
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d := lastDiag(t, diagnostics)
+		require.Equal(t, "3", d.values["/out0.not_published_no_subscriber"])
+		require.NotContains(t, d.message, "output /out0")
+		require.Contains(t, d.message, "output /out1: publishing fails (published)", "transient local: published without subscribers")
+		require.NotContains(t, d.values, "/out1.not_published_no_subscriber")
+
+		g.FailPublish("/out0", nil)
+		out0 := g.Record("/out0")
+		require.NoError(t, in0.Publish(msg(7, 100)))
+		synctest.Wait()
+		require.Len(t, out0.Messages(), 1, "published once subscribed")
 		require.Equal(t, 0, node.stop())
 	})
 }

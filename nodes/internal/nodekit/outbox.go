@@ -3,6 +3,8 @@ package nodekit
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/timealign/timealign/pkg/qos"
 )
 
 // outbox publishes the messages of one output on a goroutine of its own,
@@ -11,18 +13,27 @@ import (
 // parameter requests, other outputs, ~/status and /diagnostics go on. Its
 // queue is an Inbox bounded by inbox.max_bytes (Node.outboxLimits): what
 // does not fit is dropped and counted, and memory stays bounded.
+//
+// A volatile output that no subscription is matched to is not published
+// to: its messages would reach nobody (a late joiner of a volatile topic
+// gets nothing older), and handing a big message to the middleware costs
+// copies (rclgo's, then the middleware's). They are counted in unheard.
+// A transient-local output is always published (late joiners get its
+// history).
 type outbox struct {
 	q    *Inbox
 	pub  Publisher
 	stop chan struct{}
+	lazy bool // volatile: skip publishing while nobody subscribes
 
+	unheard atomic.Uint64 // messages not published: no subscriber
 	failed  atomic.Uint64 // Publish errors
 	mu      sync.Mutex
 	lastErr error
 }
 
-func newOutbox(pub Publisher, l Limits) *outbox {
-	return &outbox{q: NewInbox(l), pub: pub, stop: make(chan struct{})}
+func newOutbox(pub Publisher, q qos.Profile, l Limits) *outbox {
+	return &outbox{q: NewInbox(l), pub: pub, stop: make(chan struct{}), lazy: q.Durability != qos.TransientLocal}
 }
 
 // run publishes until stop is closed; what is still queued then is
@@ -35,6 +46,10 @@ func (o *outbox) run() {
 		case <-o.q.Ready():
 		}
 		o.q.Drain(1, func(m Msg) {
+			if o.lazy && o.pub.Subscribers() == 0 {
+				o.unheard.Add(1)
+				return
+			}
 			if err := o.pub.Publish(m.Data); err != nil {
 				o.failed.Add(1)
 				o.mu.Lock()

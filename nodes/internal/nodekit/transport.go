@@ -48,6 +48,9 @@ type Connect func(name string, argv []string) (Transport, error)
 // Publisher publishes serialized messages.
 type Publisher interface {
 	Publish(msg []byte) error
+	// Subscribers returns how many subscriptions are matched to the
+	// publisher now, or -1 if the middleware cannot tell.
+	Subscribers() int
 }
 
 // LogLevel is the severity of a log line.

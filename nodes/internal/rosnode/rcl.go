@@ -184,6 +184,15 @@ type publisher struct{ p *rclgo.Publisher }
 // Publish implements nodekit.Publisher (rclgo copies msg into rcl memory).
 func (p publisher) Publish(msg []byte) error { return cleanErr(p.p.PublishSerialized(msg)) }
 
+// Subscribers implements nodekit.Publisher.
+func (p publisher) Subscribers() int {
+	n, err := p.p.GetSubscriptionCount()
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 // Publisher implements nodekit.Transport.
 func (t *transport) Publisher(topic, msgType string, q qos.Profile) (nodekit.Publisher, error) {
 	ts, err := t.typeSupport(msgType)

@@ -166,6 +166,21 @@ type Publisher struct {
 	closed bool
 }
 
+// Subscribers implements nodekit.Publisher: the subscriptions of the topic
+// that take the publisher's type, Recorders and Taps included.
+func (p *Publisher) Subscribers() int {
+	g := p.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := len(g.taps[p.topic])
+	for _, s := range g.subs[p.topic] {
+		if s.typ == "" || s.typ == p.typ {
+			n++
+		}
+	}
+	return n
+}
+
 // Publish delivers msg to the subscriptions of the topic that have its
 // type: the first gets msg itself, the others copies. It is a
 // nodekit.Publisher.
