@@ -446,6 +446,7 @@ func TestImageLoad(t *testing.T) {
 		n, err := matched.sub.GetPublisherCount()
 		return err == nil && n > 0
 	})
+	cpu0 := cpuTime(t, node.cmd.Process.Pid)
 	begin := time.Now()
 	base := stamp.Time(begin.UnixNano())
 	frames := int(duration / camPeriod)
@@ -504,6 +505,9 @@ func TestImageLoad(t *testing.T) {
 	})
 	sets := int(st.Sets)
 	waitFor(t, 5*time.Second, "every set on ~/matched", func() bool { return len(matched.received()) >= sets })
+	// The node's CPU per frame received (DDS's receive threads included):
+	// what a pair of cameras at 30 Hz would cost it, whatever DDS carries.
+	perFrame := (cpuTime(t, node.cmd.Process.Pid) - cpu0) / time.Duration(st.Received[0]+st.Received[1])
 	reasons := map[string]uint64{}
 	for i, r := range st.DropReasons {
 		if st.DropsByReason[i] > 0 {
@@ -513,10 +517,11 @@ func TestImageLoad(t *testing.T) {
 	size := float64(len(image(base, frame(0), w, h)))
 	t.Logf("load: synchronizer, 2 x 1080p rgb8 Image (%.1f MB) at 30 Hz + Imu at 400 Hz for %v: %d frame pairs published "+
 		"(%.1f Hz, %.0f MB/s; %d skipped by the cameras while DDS carried the last), %d Imu (%.0f Hz); received %v; "+
-		"%d sets; policy drops per input %v %v, queued %v; inbox drops %d; load average %s",
+		"%d sets; policy drops per input %v %v, queued %v; inbox drops %d; the node's CPU per frame %v "+
+		"(60 frames a second would take %.0f %% of a core); load average %s",
 		size/1e6, took.Round(time.Millisecond), published[0], float64(published[0])/took.Seconds(), 2*size*float64(published[0])/took.Seconds()/1e6,
 		skipped, published[2], float64(published[2])/took.Seconds(), st.Received, sets, st.Dropped, reasons, st.QueueFill,
-		st.DroppedQueue, loadAvg())
+		st.DroppedQueue, perFrame.Round(10*time.Microsecond), 60*perFrame.Seconds()*100, loadAvg())
 	for i := range 3 {
 		require.Zero(t, st.DroppedMalformed[i])
 		require.Equal(t, st.Received[i], st.Sets+st.Dropped[i]+uint64(st.QueueFill[i]),
@@ -526,6 +531,29 @@ func TestImageLoad(t *testing.T) {
 	require.GreaterOrEqual(t, sets, published[0]-1, "every pair of frames but the newest in a set")
 	node.stop(t)
 }
+
+// cpuTime returns the CPU time (user and system) process pid has used.
+func cpuTime(t *testing.T, pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	// The fields after the command's name (in parentheses, which may hold
+	// spaces): utime and stime are the 12th and 13th, in clock ticks.
+	i := strings.LastIndexByte(string(b), ')')
+	require.Positive(t, i, "no command name in /proc/%d/stat", pid)
+	f := strings.Fields(string(b[i+1:]))
+	require.Greater(t, len(f), 12, "/proc/%d/stat: too few fields", pid)
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err)
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
 
 // rss returns the resident set size of process pid in bytes.
 func rss(t *testing.T, pid int) int64 {
