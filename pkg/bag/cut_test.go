@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -730,4 +731,58 @@ func TestKilledRecordings(t *testing.T) {
 			require.Equal(t, c.lost, r.Skipped().Any())
 		})
 	}
+}
+
+// TestSQLiteCutShort: a .db3 file cut short (a power cut, a disk that
+// filled up) is an error that says so, with where the file ends and how
+// long its header says it is; a file that is damaged otherwise says that.
+// A cut that SQLite can read around (the last page's unused bytes) reads
+// every message; no cut reads as a shorter bag without an error.
+func TestSQLiteCutShort(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "w.db3")
+	w, err := NewSQLiteWriter(p, "")
+	require.NoError(t, err)
+	tp := &Topic{Name: "/imu", Type: "sensor_msgs/msg/Imu", SerializationFormat: "cdr"}
+	require.NoError(t, w.AddTopic(tp))
+	const total = 300
+	for i := range total {
+		require.NoError(t, w.WriteMessage(&Message{Topic: tp, LogTime: stamp.Time(1e9 + int64(i)), Data: make([]byte, 500)}))
+	}
+	require.NoError(t, w.Close())
+	whole, err := os.ReadFile(p)
+	require.NoError(t, err)
+	sizes := []int{100, len(whole) - 1}
+	for at := 4096; at < len(whole); at += 4096 { // every page's start and middle
+		sizes = append(sizes, at, at+2048)
+	}
+	cutOff := 0
+	for _, size := range sizes {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			cut := filepath.Join(t.TempDir(), "cut.db3")
+			require.NoError(t, os.WriteFile(cut, whole[:size], 0o644))
+			n, _, err := readCount(t, cut)
+			if err == nil {
+				require.Equal(t, total, n, "a cut file read as a shorter bag, without an error")
+				return
+			}
+			require.ErrorIs(t, err, ErrFormat)
+			require.Contains(t, err.Error(), fmt.Sprintf("the file ends at byte %d of the %d its header gives", size, len(whole)))
+			require.Contains(t, err.Error(), "it was cut off while it was written")
+			cutOff++
+		})
+	}
+	require.Greater(t, cutOff, len(sizes)/2, "most cuts are errors")
+	t.Run("damaged", func(t *testing.T) {
+		bad := slices.Clone(whole)
+		for i := 100; i < len(bad); i++ {
+			bad[i] ^= 0x5a
+		}
+		p := filepath.Join(t.TempDir(), "bad.db3")
+		require.NoError(t, os.WriteFile(p, bad, 0o644))
+		_, _, err := readCount(t, p)
+		require.ErrorIs(t, err, ErrFormat)
+		require.Contains(t, err.Error(), "(the file is damaged)")
+		require.NotContains(t, err.Error(), "cut off")
+	})
 }

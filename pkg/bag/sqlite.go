@@ -3,6 +3,7 @@ package bag
 import (
 	"bytes"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,46 @@ func sqliteDSN(path string, readOnly, immutable bool) string {
 
 // sqliteMagic starts every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"
+
+// sqliteDamage returns err, from SQLite on file path, with what a user
+// needs when SQLite finds the file damaged (SQLITE_CORRUPT, SQLITE_NOTADB):
+// whether the file is shorter than its header says (cut off while it was
+// written: the recorder killed, a crash, a power cut). Other errors are
+// returned as they are.
+func sqliteDamage(path string, err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) || (se.Code()&0xff != sqliteCorrupt && se.Code()&0xff != sqliteNotADB) {
+		return err
+	}
+	fi, serr := os.Stat(path)
+	head := make([]byte, 100)
+	fh, oerr := os.Open(path)
+	if serr != nil || oerr != nil {
+		return fmt.Errorf("%w (the file is damaged)", err)
+	}
+	_, rerr := io.ReadFull(fh, head)
+	fh.Close()
+	// The header gives the page size (1 stands for 65536) and, when the
+	// change counter matches the one it was written with, the pages.
+	pageSize := int64(binary.BigEndian.Uint16(head[16:]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(head[28:]))
+	valid := binary.BigEndian.Uint32(head[24:]) == binary.BigEndian.Uint32(head[92:])
+	if rerr == nil && valid && pages > 0 && fi.Size() < pages*pageSize {
+		return fmt.Errorf("%w: the file ends at byte %d of the %d its header gives (%d pages of %d bytes): it was cut off "+
+			"while it was written (the recorder killed, a crash, a power cut), and SQLite cannot read its messages",
+			err, fi.Size(), pages*pageSize, pages, pageSize)
+	}
+	return fmt.Errorf("%w (the file is damaged)", err)
+}
+
+// SQLite's primary result codes for a damaged file.
+const (
+	sqliteCorrupt = 11
+	sqliteNotADB  = 26
+)
 
 // sqliteFile reads the records of one .db3 file: its topics, then its
 // messages in timestamp order.
@@ -116,7 +157,7 @@ func openSQLite(path string) (*sqliteFile, error) {
 func openSQLiteConn(path string, immutable bool) (*sqliteFile, error) {
 	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(path, true, immutable))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		return nil, fmt.Errorf("%w: %v", ErrFormat, sqliteDamage(path, err))
 	}
 	f := &sqliteFile{path: path, conn: conn, byID: map[int64]*Topic{}, row: -1}
 	if err := f.readTopics(); err != nil {
@@ -140,7 +181,7 @@ func (f *sqliteFile) query(q string) (driver.Rows, error) {
 func (f *sqliteFile) columns(table string) ([]string, error) {
 	rows, err := f.query("PRAGMA table_info(" + table + ")")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		return nil, fmt.Errorf("%w: %v", ErrFormat, sqliteDamage(f.path, err))
 	}
 	defer rows.Close()
 	cols := rows.Columns()
@@ -158,7 +199,7 @@ func (f *sqliteFile) columns(table string) ([]string, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+			return nil, fmt.Errorf("%w: %v", ErrFormat, sqliteDamage(f.path, err))
 		}
 		if nameCol >= 0 {
 			names = append(names, asString(dest[nameCol]))
@@ -209,7 +250,7 @@ func (f *sqliteFile) readTopics() error {
 	}
 	rows, err := f.query("SELECT " + strings.Join(sel, ", ") + " FROM topics ORDER BY id")
 	if err != nil {
-		return fmt.Errorf("%w: reading topics: %v", ErrFormat, err)
+		return fmt.Errorf("%w: reading topics: %v", ErrFormat, sqliteDamage(f.path, err))
 	}
 	defer rows.Close()
 	dest := make([]driver.Value, len(sel))
@@ -219,7 +260,7 @@ func (f *sqliteFile) readTopics() error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w: reading topics: %v", ErrFormat, err)
+			return fmt.Errorf("%w: reading topics: %v", ErrFormat, sqliteDamage(f.path, err))
 		}
 		id, ok := dest[0].(int64)
 		if !ok {
@@ -259,7 +300,7 @@ func (f *sqliteFile) next(rec *rawRecord) error {
 	if f.rows == nil {
 		rows, err := f.query("SELECT id, topic_id, timestamp, data FROM messages ORDER BY timestamp, id")
 		if err != nil {
-			return &FileError{Path: f.path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: reading messages: %v", ErrFormat, err)}
+			return &FileError{Path: f.path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: reading messages: %v", ErrFormat, sqliteDamage(f.path, err))}
 		}
 		f.rows = rows
 		f.dest = make([]driver.Value, 4)
@@ -270,7 +311,7 @@ func (f *sqliteFile) next(rec *rawRecord) error {
 			return io.EOF
 		}
 		if err != nil {
-			return &FileError{Path: f.path, Offset: -1, Row: f.row + 1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
+			return &FileError{Path: f.path, Offset: -1, Row: f.row + 1, Err: fmt.Errorf("%w: %v", ErrFormat, sqliteDamage(f.path, err))}
 		}
 		id, _ := f.dest[0].(int64)
 		f.row = id
