@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -126,9 +127,32 @@ func TestBagCutCLI(t *testing.T) {
 				require.Contains(t, line, w)
 			}
 
-			out, errOut, code = runCmd(t, "", "bag", "report", rec)
+			jsonOut, htmlOut := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
+			out, errOut, code = runCmd(t, "", "bag", "report", rec, "--json", jsonOut, "--html", htmlOut)
 			require.Equal(t, wantCode, code, errOut)
 			require.Contains(t, out, "/imu/data_raw")
+			// The report's files say it too, as stderr does.
+			var rj struct {
+				Reading []struct {
+					Lost bool   `json:"lost"`
+					Text string `json:"text"`
+				} `json:"reading"`
+			}
+			js, err := os.ReadFile(jsonOut)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(js, &rj))
+			require.Len(t, rj.Reading, 2, "the missing metadata.yaml and the cut")
+			require.False(t, rj.Reading[0].Lost)
+			require.Contains(t, rj.Reading[0].Text, "has no metadata.yaml")
+			require.Equal(t, c.lost, rj.Reading[1].Lost)
+			require.Contains(t, rj.Reading[1].Text, cutFile+" ")
+			require.Contains(t, rj.Reading[1].Text, at)
+			page, err := os.ReadFile(htmlOut)
+			require.NoError(t, err)
+			require.Contains(t, string(page), "<h2>Reading the bag</h2>")
+			if c.lost {
+				require.Contains(t, string(page), `<p class="note bad">`+cutFile)
+			}
 			require.Contains(t, errOut, "timealign bag report: note: "+rec+" has no metadata.yaml")
 			prefix = "timealign bag report: note: " + cutFile
 			if c.lost {

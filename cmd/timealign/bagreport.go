@@ -125,28 +125,48 @@ type skipNotes struct {
 
 func (s *skipNotes) any() bool { return len(s.errs) > 0 || s.sk.Any() }
 
-// say writes the notes on stderr: what the recorder left unfinished (a
-// note when no message was lost), then what was skipped. done is added to
-// the note of a file cut without loss (fix says what OUT got).
-func (s *skipNotes) say(e *env, cmd string, b *bag.Bag, done string) {
+// readingNote is one line of what reading a bag found: Lost when messages
+// were lost (or a part could not be read), a note otherwise.
+type readingNote struct {
+	Lost bool   `json:"lost"`
+	Text string `json:"text"`
+}
+
+// lines returns the notes: what the recorder left unfinished (a note when
+// no message was lost), then what was skipped. done is added to the note
+// of a file cut without loss (fix says what OUT got).
+func (s *skipNotes) lines(b *bag.Bag, done string) []readingNote {
+	var out []readingNote
 	if b.NoMetadata {
-		fmt.Fprintf(e.stderr, "timealign bag %s: note: %s\n", cmd, noMetadataNote(b))
+		out = append(out, readingNote{Text: noMetadataNote(b)})
 	}
 	for _, c := range s.sk.Cuts {
 		if c.Lost() {
-			fmt.Fprintf(e.stderr, "timealign bag %s: %s\n", cmd, c)
+			out = append(out, readingNote{Lost: true, Text: c.String()})
 		} else {
-			fmt.Fprintf(e.stderr, "timealign bag %s: note: %s%s\n", cmd, c, done)
+			out = append(out, readingNote{Text: c.String() + done})
 		}
 	}
 	for _, m := range s.schemas {
-		fmt.Fprintf(e.stderr, "timealign bag %s: %s\n", cmd, m)
+		out = append(out, readingNote{Text: m})
 	}
 	for _, err := range s.errs {
-		fmt.Fprintf(e.stderr, "timealign bag %s: skipped the rest of a file: %v\n", cmd, err)
+		out = append(out, readingNote{Lost: true, Text: fmt.Sprintf("skipped the rest of a file: %v", err)})
 	}
 	if parts := skippedParts(s.sk); len(parts) > 0 {
-		fmt.Fprintf(e.stderr, "timealign bag %s: %s: skipped %s\n", cmd, b.Path, strings.Join(parts, ", "))
+		out = append(out, readingNote{Lost: true, Text: fmt.Sprintf("%s: skipped %s", b.Path, strings.Join(parts, ", "))})
+	}
+	return out
+}
+
+// say writes the notes on stderr.
+func (s *skipNotes) say(e *env, cmd string, b *bag.Bag, done string) {
+	for _, n := range s.lines(b, done) {
+		note := ""
+		if !n.Lost {
+			note = "note: "
+		}
+		fmt.Fprintf(e.stderr, "timealign bag %s: %s%s\n", cmd, note, n.Text)
 	}
 }
 
@@ -297,13 +317,33 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 	}
 	var specs []outSpec
 	var writers []func(io.Writer) error
+	// What reading the bag found goes into the files too: a report read
+	// later must say that its bag was cut off or partly unreadable.
+	reading := notes.lines(b, "")
 	if htmlPath != "" {
 		specs = append(specs, outSpec{"--html", htmlPath})
-		writers = append(writers, func(w io.Writer) error { return rep.WriteHTML(w, title) })
+		pg := report.Page{Title: title}
+		if len(reading) > 0 {
+			sec := &report.Section{Title: "Reading the bag"}
+			for _, n := range reading {
+				level := report.Plain
+				if n.Lost {
+					level = report.Bad
+				}
+				sec.Note(level, "%s", n.Text)
+			}
+			pg.Sections = append(pg.Sections, sec)
+		}
+		writers = append(writers, func(w io.Writer) error { return rep.WritePage(w, pg) })
 	}
 	if jsonPath != "" {
 		specs = append(specs, outSpec{"--json", jsonPath})
-		writers = append(writers, func(w io.Writer) error { return writeStatusJSON(w, rep) })
+		writers = append(writers, func(w io.Writer) error {
+			return writeStatusJSON(w, struct {
+				*report.Report
+				Reading []readingNote `json:"reading,omitempty"`
+			}{rep, reading})
+		})
 	}
 	if len(specs) > 0 {
 		f, err := openOutputs(e, specs...)
