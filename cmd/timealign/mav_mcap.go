@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -24,6 +25,7 @@ import (
 // chunkDepth chunks in flight, each about chunkSize.
 type mcapWriter struct {
 	w       *mcap.Writer
+	bw      *bufio.Writer // under w: its records are written in small pieces
 	comp    mcap.CompressionFormat
 	buf     []byte
 	idx     []*mcap.MessageIndex // by channel id
@@ -57,7 +59,11 @@ type chunkJob struct {
 }
 
 func newMCAPWriter(out io.Writer, comp mcap.CompressionFormat, run *mavRun) (*mcapWriter, error) {
-	w, err := mcap.NewWriter(out, &mcap.WriterOptions{Chunked: true, ChunkSize: chunkSize, Compression: comp,
+	// mcap.Writer writes each record in pieces (a chunk's header, its
+	// message indexes one by one): buffered, a 10 MB merge makes 20
+	// write calls instead of 400.
+	bw := bufio.NewWriterSize(out, 256<<10)
+	w, err := mcap.NewWriter(bw, &mcap.WriterOptions{Chunked: true, ChunkSize: chunkSize, Compression: comp,
 		CompressionLevel: mcap.CompressionLevelFastest, IncludeCRC: true})
 	if err != nil {
 		return nil, err
@@ -79,7 +85,7 @@ func newMCAPWriter(out io.Writer, comp mcap.CompressionFormat, run *mavRun) (*mc
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &mcapWriter{w: w, comp: comp, buf: make([]byte, 0, chunkSize+chunkSize/8),
+	m := &mcapWriter{w: w, bw: bw, comp: comp, buf: make([]byte, 0, chunkSize+chunkSize/8),
 		pending: make(chan *chunkJob, chunkDepth), jobs: make(chan *chunkJob, chunkDepth), free: make(chan *chunkJob, chunkDepth+2),
 		ctx: ctx, cancel: cancel}
 	for range min(runtime.GOMAXPROCS(0), chunkDepth) {
@@ -284,5 +290,8 @@ func (m *mcapWriter) close() error {
 			st.MessageCount += n
 		}
 	}
-	return m.w.Close()
+	if err := m.w.Close(); err != nil {
+		return err
+	}
+	return m.bw.Flush()
 }
