@@ -150,9 +150,9 @@ var lz4Header = sync.OnceValue(func() []byte {
 // it is.
 func appendLZ4Frame(dst, src []byte, c *lz4.Compressor) []byte {
 	dst = append(dst, lz4Header()...)
-	// Room for what JSON shrinks to and one block that does not shrink:
+	// Room for what JSON shrinks to (a fifth) and one block that does not shrink:
 	// the buffer, reused chunk after chunk, seldom grows.
-	dst = slices.Grow(dst, len(src)/3+8+lz4.CompressBlockBound(lz4Block))
+	dst = slices.Grow(dst, len(src)/5+8+lz4.CompressBlockBound(lz4Block))
 	for len(src) > 0 {
 		blk := src[:min(len(src), lz4Block)]
 		src = src[len(blk):]
