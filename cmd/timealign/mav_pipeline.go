@@ -261,11 +261,9 @@ func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader) <-chan *binBatc
 	go func() {
 		defer p.wg.Done()
 		defer close(order)
-		type key struct {
-			sys, comp uint8
-			id        uint32
-		}
-		chans := map[key]*chanRef{}
+		// By sender and message id in one word (a map of integers hashes
+		// faster than one of structs).
+		chans := map[uint64]*chanRef{}
 		for {
 			var b *binBatch
 			select {
@@ -280,7 +278,7 @@ func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader) <-chan *binBatc
 					rerr = err
 					break
 				}
-				k := key{msg.SysID, msg.CompID, msg.ID}
+				k := uint64(msg.SysID)<<40 | uint64(msg.CompID)<<32 | uint64(msg.ID)
 				ref := chans[k]
 				if ref == nil {
 					ref = &chanRef{key: fmt.Sprintf("t%d/%d/%d", msg.SysID, msg.CompID, msg.ID),
