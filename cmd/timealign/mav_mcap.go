@@ -25,15 +25,21 @@ import (
 // chunk indexes and writes the summary. Memory: the chunk being built plus
 // chunkDepth chunks in flight, each about chunkSize.
 type mcapWriter struct {
-	w       *mcap.Writer
-	bw      *bufio.Writer // under w: its records are written in small pieces
-	comp    mcap.CompressionFormat
-	buf     []byte
-	idx     []*mcap.MessageIndex // by channel id
-	order   []uint16             // channels of the chunk, in order of first message
-	start   uint64
-	end     uint64
-	count   []uint64 // messages by channel id
+	w     *mcap.Writer
+	bw    *bufio.Writer // under w: its records are written in small pieces
+	comp  mcap.CompressionFormat
+	buf   []byte
+	idx   []*mcap.MessageIndex // by channel id
+	order []uint16             // channels of the chunk, in order of first message
+	start uint64
+	end   uint64
+	count []uint64 // messages by channel id
+	// seq is the last sequence number by channel id; written says
+	// whether its schema and channel records are. Kept here, not in the
+	// channel, which the merge loop writes as it goes: two goroutines
+	// writing one cache line per message slow each other down.
+	seq     []uint32
+	written []bool
 	n       int
 	pending chan *chunkJob
 	jobs    chan *chunkJob
@@ -188,7 +194,13 @@ func (m *mcapWriter) write(it *mergeItem) error {
 		return m.err
 	}
 	c := it.ref.ch
-	if !c.written {
+	for int(c.id) >= len(m.idx) {
+		m.idx = append(m.idx, nil)
+		m.count = append(m.count, 0)
+		m.seq = append(m.seq, 0)
+		m.written = append(m.written, false)
+	}
+	if !m.written[c.id] {
 		// The schema and channel records go into the chunk, before the
 		// first message of the channel; the writer lists them in the
 		// summary.
@@ -207,14 +219,11 @@ func (m *mcapWriter) write(it *mergeItem) error {
 		m.buf = binary.LittleEndian.AppendUint32(m.buf, 0) // no metadata
 		m.w.AddSchema(s)
 		m.w.AddChannel(ch)
-		c.written = true
+		m.written[c.id] = true
 	}
-	c.seq++
+	m.seq[c.id]++
+	seq := m.seq[c.id]
 	t, p := uint64(it.t), uint64(it.pub)
-	for int(c.id) >= len(m.idx) {
-		m.idx = append(m.idx, nil)
-		m.count = append(m.count, 0)
-	}
 	idx := m.idx[c.id]
 	if idx == nil {
 		idx = &mcap.MessageIndex{ChannelID: c.id}
@@ -227,7 +236,7 @@ func (m *mcapWriter) write(it *mergeItem) error {
 	data := it.data()
 	m.buf = putRecord(m.buf, mcap.OpMessage, 2+4+8+8+len(data))
 	m.buf = binary.LittleEndian.AppendUint16(m.buf, c.id)
-	m.buf = binary.LittleEndian.AppendUint32(m.buf, c.seq)
+	m.buf = binary.LittleEndian.AppendUint32(m.buf, seq)
 	m.buf = binary.LittleEndian.AppendUint64(m.buf, t)
 	m.buf = binary.LittleEndian.AppendUint64(m.buf, p)
 	m.buf = append(m.buf, data...)
