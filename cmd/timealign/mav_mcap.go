@@ -20,7 +20,7 @@ import (
 
 // mcapWriter writes the merged stream as MCAP. It builds the chunks itself
 // (schema, channel and message records, message indexes) and compresses
-// them in goroutines, one per CPU, so compression runs beside the merge;
+// them in a goroutine of its own, so compression runs beside the merge;
 // the chunks are written in order through mcap.Writer, which keeps the
 // chunk indexes and writes the summary. Memory: the chunk being built plus
 // chunkDepth chunks in flight, each about chunkSize.
