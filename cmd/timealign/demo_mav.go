@@ -146,16 +146,8 @@ func demoMavAlign(cfg mav.Config, tlog []byte, bins ...[]byte) (*mav.Result, err
 	}
 	for i, b := range bins {
 		k := a.AddBinFile(fmt.Sprintf("%d.BIN", i+1))
-		br := mav.NewBinReader(bytes.NewReader(b))
-		for {
-			rec, err := br.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			a.AddBin(k, rec)
+		if err := a.ReadBin(k, mav.NewBinReader(bytes.NewReader(b))); !errors.Is(err, io.EOF) {
+			return nil, err
 		}
 	}
 	return a.Result(), nil

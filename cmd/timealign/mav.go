@@ -232,19 +232,12 @@ func alignLogs(f *files, cfg mav.Config, ignoreCRC bool, pr *progress) (*mavRun,
 		}
 		br := mav.NewBinReader(pr.reader(in))
 		noFMT := false
-		for {
-			rec, err := br.Next()
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if errors.Is(err, mav.ErrNoFormats) {
-					noFMT = true
-					break
-				}
-				return nil, fmt.Errorf("%s: offset %d: %w", name, br.Stats().Bytes, err)
-			}
-			a.AddBin(k, rec)
+		switch err := a.ReadBin(k, br); {
+		case errors.Is(err, io.EOF):
+		case errors.Is(err, mav.ErrNoFormats):
+			noFMT = true
+		default:
+			return nil, fmt.Errorf("%s: offset %d: %w", name, br.Stats().Bytes, err)
 		}
 		run.bins = append(run.bins, name)
 		run.binSt = append(run.binSt, br.Stats())

@@ -185,17 +185,18 @@ func checkBelongs(run *mavRun, force bool) error {
 
 // channel is one output topic.
 type channel struct {
-	id      uint16
-	topic   string
-	schema  string // schema name
-	data    []byte // JSON schema
-	tlog    bool   // of tlog messages (else of BIN records)
-	written bool
-	seq     uint32
-	count   int64
-	first   stamp.Time
-	last    stamp.Time
-	report  int // the topic's id in the report, −1 before its first message
+	id     uint16
+	topic  string
+	schema string // schema name
+	data   []byte // JSON schema
+	tlog   bool   // of tlog messages (else of BIN records)
+	// The writer goroutine reads the fields above for every message,
+	// the merge loop writes those below: kept in different cache lines.
+	_      [64]byte
+	count  int64
+	first  stamp.Time
+	last   stamp.Time
+	report int // the topic's id in the report, −1 before its first message
 }
 
 // chanRef is a channel as a reader goroutine knows it: a tlog message
@@ -533,13 +534,18 @@ func newAsyncWriter(w mergeWriter) *asyncWriter {
 	a := &asyncWriter{w: w, ch: make(chan []*mergeItem, 1), free: make(chan []*mergeItem, 3), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
+		// In locals: the merge loop writes a.cur, in the same cache line,
+		// as often as this loop would read a.w and a.err.
+		mw := a.w
+		var err error
+		defer func() { a.err = err }()
 		for batch := range a.ch {
 			// Items of a batch mostly come together: release them in runs.
 			var own *binBatch
 			n := 0
 			for i, it := range batch {
-				if a.err == nil {
-					if a.err = a.w.write(it); a.err != nil {
+				if err == nil {
+					if err = mw.write(it); err != nil {
 						a.failed.Store(true)
 					}
 				}

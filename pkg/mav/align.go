@@ -190,7 +190,8 @@ type binLog struct {
 
 // Aligner collects what the logs say about their clocks: feed it every
 // message of the tlog ([Aligner.AddTlog]) and every record of each BIN
-// ([Aligner.AddBin]), then ask for the [Result]. Memory is bounded by the
+// ([Aligner.AddBin], or [Aligner.ReadBin] for a whole one), then ask for
+// the [Result]. Memory is bounded by the
 // number of components, boots and BIN files, plus O(n/Window) knots per
 // estimate for n samples. It is not safe for concurrent use.
 type Aligner struct {
@@ -409,6 +410,46 @@ func (a *Aligner) AddBin(i int, r Record) {
 		}
 		b.first, b.last = min(b.first, t), max(b.last, t)
 	}
+	if f.role != roleNone {
+		b.addRole(r, t, hasTime)
+	}
+}
+
+// ReadBin feeds every record of br to BIN file i, as AddBin does one by
+// one, until br's first error, which it returns (io.EOF at the end). The
+// records no role is read for, nearly all of them, only count and move
+// the time range, kept in registers here.
+func (a *Aligner) ReadBin(i int, br *BinReader) error {
+	b := a.bins[i]
+	n, first, last, have := b.records, b.first, b.last, b.haveTime
+	defer func() { b.records, b.first, b.last, b.haveTime = n, first, last, have }()
+	for {
+		r, err := br.Next()
+		if err != nil {
+			return err
+		}
+		n++
+		f := r.Format
+		if f.Err != nil {
+			continue
+		}
+		t, hasTime := r.Time()
+		if hasTime {
+			if !have {
+				first, last, have = t, t, true
+			}
+			first, last = min(first, t), max(last, t)
+		}
+		if f.role != roleNone {
+			b.addRole(r, t, hasTime)
+		}
+	}
+}
+
+// addRole reads a record of a type with a role; t is its boot time (if
+// hasTime).
+func (b *binLog) addRole(r Record, t int64, hasTime bool) {
+	f := r.Format
 	switch f.role {
 	case roleGPS:
 		wk, ms, st, in := f.Index("GWk"), f.Index("GMS"), f.Index("Status"), f.Index("I")

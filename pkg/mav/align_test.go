@@ -2,6 +2,7 @@ package mav_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,8 +45,14 @@ func write(t testing.TB, s mavtest.Scenario) logs {
 	return out
 }
 
-// align runs an Aligner over the tlog and the BINs given.
+// align runs an Aligner over the tlog and the BINs given (their records
+// fed one by one with AddBin).
 func align(t testing.TB, cfg mav.Config, tlog []byte, bins ...[]byte) *mav.Result {
+	return alignBy(t, cfg, false, tlog, bins...)
+}
+
+// alignBy is align with the BINs read by ReadBin if whole.
+func alignBy(t testing.TB, cfg mav.Config, whole bool, tlog []byte, bins ...[]byte) *mav.Result {
 	t.Helper()
 	a, err := mav.NewAligner(cfg)
 	require.NoError(t, err)
@@ -63,6 +70,12 @@ func align(t testing.TB, cfg mav.Config, tlog []byte, bins ...[]byte) *mav.Resul
 	for i, b := range bins {
 		k := a.AddBinFile(fmt.Sprintf("%d.BIN", i))
 		br := mav.NewBinReader(bytes.NewReader(b))
+		if whole {
+			if err := a.ReadBin(k, br); !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			continue
+		}
 		for {
 			rec, err := br.Next()
 			if errors.Is(err, io.EOF) {
@@ -159,6 +172,37 @@ func globalMinimum(tlog []byte) time.Duration {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestReadBinEqualsAddBin: reading a BIN whole gives the result of
+// feeding its records one by one, with GPS, reboots (several BINs) and
+// skew.
+func TestReadBinEqualsAddBin(t *testing.T) {
+	for _, s := range []mavtest.Scenario{
+		{Seed: 5, GPS: true, BinExtra: 3},
+		{Seed: 11, SkewPPM: 15, GPS: true, Reboots: []time.Duration{4 * time.Minute, 7 * time.Minute}},
+	} {
+		l := write(t, s)
+		one := align(t, mav.DefaultConfig(), l.tlog, l.bins...)
+		whole := alignBy(t, mav.DefaultConfig(), true, l.tlog, l.bins...)
+		require.NoError(t, one.Err())
+		// The exported fields (an Estimate's map is a func: compared
+		// where it is used, at each BIN's ends).
+		j1, err := json.Marshal(one)
+		require.NoError(t, err)
+		j2, err := json.Marshal(whole)
+		require.NoError(t, err)
+		require.JSONEq(t, string(j1), string(j2), "%s", s)
+		require.NotEmpty(t, whole.Bins)
+		for i, b := range whole.Bins {
+			require.Positive(t, b.Records)
+			if b.GPS != nil {
+				for _, x := range []time.Duration{b.First, b.Last} {
+					require.Equal(t, one.Bins[i].GPS.Unix(x), b.GPS.Unix(x))
+				}
+			}
+		}
+	}
+}
 
 // TestReboots: a reboot splits the tlog into boots; each boot's BIN is
 // matched to it (boot count and attitude), and each boot is mapped to

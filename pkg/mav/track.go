@@ -222,10 +222,19 @@ func (t *track) finish() []piece {
 // point is taken at the nominal rate, 1 µs per µs), in int64 ns from a.y
 // so that nothing is lost at Unix stamps near 2^61 ns.
 func lineAt(a, b knot, x int64) stamp.Time {
-	m := 1e3
+	return lineFrom(a, slopeOf(a, b), x)
+}
+
+// slopeOf is the slope (ns per µs) of the line through a and b.
+func slopeOf(a, b knot) float64 {
 	if b.x != a.x {
-		m = float64(b.y-a.y) / float64(b.x-a.x)
+		return float64(b.y-a.y) / float64(b.x-a.x)
 	}
+	return 1e3
+}
+
+// lineFrom evaluates the line through a of slope m at x.
+func lineFrom(a knot, m float64, x int64) stamp.Time {
 	return a.y.Add(time.Duration(math.Round(m * float64(x-a.x))))
 }
 
@@ -345,11 +354,15 @@ func (m *Map) piece(x int64) *piece {
 
 // mapCursor evaluates a Map as at does, remembering the piece and the
 // knot segment of the last x: the next x in the same or the following
-// segment needs no search.
+// segment needs no search, and one in the same segment no division.
 type mapCursor struct {
 	m *Map
 	q *piece
 	i int // k[i−1].x < x ≤ k[i].x for the last x inside q's knots; 0: none
+	// slope is that of segment si of piece sq (si 0: none).
+	slope float64
+	sq    *piece
+	si    int
 }
 
 func (c *mapCursor) at(x int64) stamp.Time {
@@ -379,7 +392,10 @@ func (c *mapCursor) at(x int64) stamp.Time {
 		})
 	}
 	c.i = i
-	return lineAt(k[i-1], k[i], x)
+	if i != c.si || q != c.sq {
+		c.slope, c.si, c.sq = slopeOf(k[i-1], k[i]), i, q
+	}
+	return lineFrom(k[i-1], c.slope, x)
 }
 
 // offsetAt returns y − x (ns) at device time x.
