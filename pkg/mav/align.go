@@ -138,6 +138,7 @@ type compKey struct{ sys, comp uint8 }
 const (
 	maxComponents = 64
 	maxBoots      = 256
+	maxNames      = 256 // message names counted per boot
 )
 
 // component is one sender of the tlog.
@@ -246,7 +247,10 @@ func (a *Aligner) AddTlog(m *TlogMessage) {
 	if b, ok := m.TimeBootMs(); ok {
 		a.sample(c, int64(b)*1000, m.Receive)
 		bt := c.boots[len(c.boots)-1]
-		if len(bt.names) < 256 {
+		// A name already seen is always counted; new ones while fewer
+		// than maxNames are (the dialect's messages with time_boot_ms
+		// are fewer: the bound only keeps the map bounded).
+		if _, seen := bt.names[m.Name]; seen || len(bt.names) < maxNames {
 			bt.names[m.Name]++
 		}
 	}
