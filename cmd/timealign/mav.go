@@ -301,6 +301,9 @@ func (r *mavRun) summary(e *env, cmd string) {
 		if b.Truncated > 0 {
 			parts = append(parts, "the last record is truncated")
 		}
+		if b.BadTime > 0 {
+			parts = append(parts, fmt.Sprintf("%d records whose boot time is damaged (more than %v from the records around them) skipped", b.BadTime, mav.MaxTimeStep))
+		}
 		if len(parts) > 0 {
 			fmt.Fprintf(e.stderr, "timealign %s: %s: %d records read; %s\n", cmd, r.bins[i], b.Records, strings.Join(parts, "; "))
 		}

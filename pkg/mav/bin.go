@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 )
 
 // Dataflash (.BIN) logs are a sequence of records: two header bytes
@@ -310,7 +311,21 @@ type BinStats struct {
 	BadFormats   map[string]int `json:"bad_formats,omitempty"`
 	// Truncated is 1 when the file ends inside a record.
 	Truncated int `json:"truncated"`
+	// BadTime counts records skipped because their boot time is damaged:
+	// more than MaxTimeStep from the records around them (a BIN has no
+	// checksum: a damaged byte of TimeUS would put the record hours or
+	// years away). TimeJumps counts jumps of the boot time that the
+	// record after confirmed (logging paused and resumed), which are kept.
+	BadTime   int `json:"bad_time"`
+	TimeJumps int `json:"time_jumps"`
 }
+
+// MaxTimeStep is the largest step of the boot time between consecutive
+// timed records that a [BinReader] takes without a second record to
+// confirm it. An autopilot logs many records a second; a longer step is a
+// pause of logging, which the next record confirms, or a damaged record,
+// which it does not.
+const MaxTimeStep = 10 * time.Second
 
 // BinReader reads dataflash records from a stream. It is not safe for
 // concurrent use.
@@ -331,6 +346,20 @@ type BinReader struct {
 	// the buffer each.
 	win []byte
 	pos int
+
+	// The boot time guard (see Next): last is the boot time of the last
+	// timed record returned (µs), have is false until one is; a record
+	// whose time steps more than MaxTimeStep from last is held (copied:
+	// the window moves on) until the next timed record tells whether the
+	// time really jumped or the record is damaged. out holds a record
+	// to return before reading on.
+	last       int64
+	have       bool
+	held, out  Record
+	hasHeld    bool
+	hasOut     bool
+	heldBuf    [2][]byte
+	heldBufIdx int
 }
 
 // BinBufferSize is the read buffer of a [BinReader].
@@ -388,7 +417,86 @@ var ErrNoFormats = errors.New("mav: no FMT records: not a dataflash log, or its 
 // Stats().Truncated), or ErrNoFormats at the end of a stream that had
 // headers but no FMT record. Records of a type whose format is bad are
 // returned (their Format.Err says why they cannot be decoded).
+//
+// A timed record whose boot time lies more than MaxTimeStep from the
+// previous one's is returned only if the next timed record lies within
+// MaxTimeStep of it (the time jumped: logging paused); otherwise it is
+// skipped and counted in Stats().BadTime, and so is a boot time below 0
+// (a TimeUS of 2⁶³ µs or more). The first timed record waits for the
+// second in the same way. Untimed records are never held back.
 func (b *BinReader) Next() (Record, error) {
+	if b.hasOut {
+		b.hasOut = false
+		return b.out, nil
+	}
+	for {
+		rec, err := b.next()
+		if err != nil {
+			if b.hasHeld { // nothing after it confirms it
+				b.hasHeld = false
+				b.stats.BadTime++
+			}
+			return rec, err
+		}
+		t, ok := rec.Time()
+		if !ok || rec.Format.Err != nil {
+			return rec, nil
+		}
+		if t < 0 {
+			b.stats.BadTime++
+			continue
+		}
+		switch {
+		case b.hasHeld && near(t, b.held):
+			// The held record's jump is confirmed (or, for the first
+			// timed record, its time): it goes first.
+			if b.have {
+				b.stats.TimeJumps++
+			}
+			b.hasHeld, b.have, b.last = false, true, t
+			b.out, b.hasOut = b.keep(rec), true
+			return b.held, nil
+		case b.have && absI64(t-b.last) <= int64(MaxTimeStep/time.Microsecond):
+			if b.hasHeld { // the held one disagreed with both sides
+				b.hasHeld = false
+				b.stats.BadTime++
+			}
+			b.last = t
+			return rec, nil
+		default:
+			if b.hasHeld {
+				b.stats.BadTime++
+			}
+			b.held, b.hasHeld = b.keep(rec), true
+		}
+	}
+}
+
+// near reports whether boot time t lies within MaxTimeStep of r's.
+func near(t int64, r Record) bool {
+	u, _ := r.Time()
+	return absI64(t-u) <= int64(MaxTimeStep/time.Microsecond)
+}
+
+func absI64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// keep returns r with its payload copied out of the read window, into
+// one of two buffers used in turn (a held record and the one after it).
+func (b *BinReader) keep(r Record) Record {
+	i := b.heldBufIdx
+	b.heldBufIdx ^= 1
+	b.heldBuf[i] = append(b.heldBuf[i][:0], r.Payload...)
+	r.Payload = b.heldBuf[i]
+	return r
+}
+
+// next returns the next record as the file has it.
+func (b *BinReader) next() (Record, error) {
 	for {
 		if len(b.win)-b.pos < binHeadLen {
 			if err := b.fill(binHeadLen); err != nil {

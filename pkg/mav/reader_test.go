@@ -222,6 +222,47 @@ var binCases = []struct {
 		}
 		return b.Bytes()
 	}(), nil, mav.BinStats{UnknownType: 5, UnknownTypes: map[uint8]int{132: 5}, Resyncs: 1, SkippedBytes: 140}, mav.ErrNoFormats},
+	// A BIN has no checksum: a damaged TimeUS is told by the records
+	// around it (pkg/mav.MaxTimeStep).
+	{"damaged time", bin(func(w *mavtest.BinWriter) {
+		attDef(w)
+		attRec(w, 100)
+		attRec(w, 200)
+		attRec(w, 200|1<<40) // a byte of TimeUS damaged: 12.7 days later
+		attRec(w, 300)
+	}), []int64{100, 200, 300}, mav.BinStats{Records: 11, Formats: 5, BadTime: 1}, nil},
+	{"time jump confirmed", bin(func(w *mavtest.BinWriter) {
+		attDef(w)
+		attRec(w, 100)
+		attRec(w, 200)
+		attRec(w, 60_000_200) // logging paused for a minute
+		attRec(w, 60_000_300)
+	}), []int64{100, 200, 60_000_200, 60_000_300}, mav.BinStats{Records: 11, Formats: 5, TimeJumps: 1}, nil},
+	{"time back a little", bin(func(w *mavtest.BinWriter) {
+		attDef(w)
+		attRec(w, 5000)
+		attRec(w, 4000) // written out of order
+		attRec(w, 6000)
+	}), []int64{5000, 4000, 6000}, mav.BinStats{Records: 10, Formats: 5}, nil},
+	{"TimeUS past 2^63", bin(func(w *mavtest.BinWriter) {
+		attDef(w)
+		attRec(w, 100)
+		attRec(w, 1<<63|200)
+		attRec(w, 300)
+	}), []int64{100, 300}, mav.BinStats{Records: 10, Formats: 5, BadTime: 1}, nil},
+	{"damaged last record", bin(func(w *mavtest.BinWriter) {
+		attDef(w)
+		attRec(w, 100)
+		attRec(w, 200)
+		attRec(w, 1<<45)
+	}), []int64{100, 200}, mav.BinStats{Records: 10, Formats: 5, BadTime: 1}, nil},
+	{"two damaged in a row", bin(func(w *mavtest.BinWriter) {
+		attDef(w)
+		attRec(w, 100)
+		attRec(w, 1<<41)
+		attRec(w, 1<<44)
+		attRec(w, 200)
+	}), []int64{100, 200}, mav.BinStats{Records: 11, Formats: 5, BadTime: 2}, nil},
 	{"bad format", bin(func(w *mavtest.BinWriter) {
 		attDef(w)
 		// A type whose declared length disagrees with its format: its
