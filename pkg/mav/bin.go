@@ -53,6 +53,7 @@ type Format struct {
 	// logs), −1 if the record has none; TimeScale converts it to µs.
 	TimeIndex int
 	TimeScale int64
+	timeUS    bool // column 0 is TimeUS, 8 bytes (the common case, read directly)
 	// Err is why the records of this type cannot be decoded (an unknown
 	// format character, a length that disagrees with the format); nil if
 	// they can. Such records are still skipped by their declared length.
@@ -143,7 +144,7 @@ func newFormat(p []byte) *Format {
 	if f.Err == nil && len(f.Columns) > 0 {
 		switch c := f.Columns[0]; {
 		case c.Name == "TimeUS" && (c.Kind == 'Q' || c.Kind == 'q'):
-			f.TimeIndex, f.TimeScale = 0, 1
+			f.TimeIndex, f.TimeScale, f.timeUS = 0, 1, true
 		case c.Name == "TimeMS" && (c.Kind == 'I' || c.Kind == 'i'):
 			f.TimeIndex, f.TimeScale = 0, 1000
 		}
@@ -429,8 +430,16 @@ func (b *BinReader) Next() (Record, error) {
 		b.hasOut = false
 		return b.out, nil
 	}
+	var rec Record
+	err := b.next(&rec)
+	// The common case first: a TimeUS within MaxTimeStep of the last.
+	if err == nil && b.have && !b.hasHeld && rec.Format.timeUS {
+		if d := int64(binary.LittleEndian.Uint64(rec.Payload)) - b.last; uint64(d+maxStepUS) <= uint64(2*maxStepUS) {
+			b.last += d
+			return rec, nil
+		}
+	}
 	for {
-		rec, err := b.next()
 		if err != nil {
 			if b.hasHeld { // nothing after it confirms it
 				b.hasHeld = false
@@ -442,11 +451,9 @@ func (b *BinReader) Next() (Record, error) {
 		if !ok || rec.Format.Err != nil {
 			return rec, nil
 		}
-		if t < 0 {
-			b.stats.BadTime++
-			continue
-		}
 		switch {
+		case t < 0:
+			b.stats.BadTime++
 		case b.hasHeld && near(t, b.held):
 			// The held record's jump is confirmed (or, for the first
 			// timed record, its time): it goes first.
@@ -456,7 +463,7 @@ func (b *BinReader) Next() (Record, error) {
 			b.hasHeld, b.have, b.last = false, true, t
 			b.out, b.hasOut = b.keep(rec), true
 			return b.held, nil
-		case b.have && absI64(t-b.last) <= int64(MaxTimeStep/time.Microsecond):
+		case b.have && absI64(t-b.last) <= maxStepUS:
 			if b.hasHeld { // the held one disagreed with both sides
 				b.hasHeld = false
 				b.stats.BadTime++
@@ -469,13 +476,17 @@ func (b *BinReader) Next() (Record, error) {
 			}
 			b.held, b.hasHeld = b.keep(rec), true
 		}
+		err = b.next(&rec)
 	}
 }
+
+// maxStepUS is MaxTimeStep in µs.
+const maxStepUS = int64(MaxTimeStep / time.Microsecond)
 
 // near reports whether boot time t lies within MaxTimeStep of r's.
 func near(t int64, r Record) bool {
 	u, _ := r.Time()
-	return absI64(t-u) <= int64(MaxTimeStep/time.Microsecond)
+	return absI64(t-u) <= maxStepUS
 }
 
 func absI64(x int64) int64 {
@@ -495,18 +506,18 @@ func (b *BinReader) keep(r Record) Record {
 	return r
 }
 
-// next returns the next record as the file has it.
-func (b *BinReader) next() (Record, error) {
+// next reads the next record, as the file has it, into rec.
+func (b *BinReader) next(rec *Record) error {
 	for {
 		if len(b.win)-b.pos < binHeadLen {
 			if err := b.fill(binHeadLen); err != nil {
-				return Record{}, err
+				return err
 			}
 		}
 		h := b.win[b.pos:]
 		if h[0] != binHead1 || h[1] != binHead2 {
 			if err := b.seek(); err != nil {
-				return Record{}, err
+				return err
 			}
 			continue
 		}
@@ -520,25 +531,25 @@ func (b *BinReader) next() (Record, error) {
 				b.stats.UnknownTypes[h[2]]++
 			}
 			if err := b.seek(); err != nil {
-				return Record{}, err
+				return err
 			}
 			continue
 		}
 		if b.lost && !b.confirm(f.Length) {
 			// A header inside garbage: look further.
 			if err := b.seek(); err != nil {
-				return Record{}, err
+				return err
 			}
 			continue
 		}
 		if len(b.win)-b.pos < f.Length {
 			if err := b.fill(f.Length); err != nil {
-				return Record{}, err
+				return err
 			}
 		}
 		p := b.win[b.pos : b.pos+f.Length]
 		b.lost = false
-		rec := Record{Format: f, Payload: p[binHeadLen:], Offset: b.off}
+		*rec = Record{Format: f, Payload: p[binHeadLen:], Offset: b.off}
 		if f.Type == binFMTType {
 			b.addFormat(rec.Payload)
 		} else if f.Err != nil {
@@ -550,14 +561,14 @@ func (b *BinReader) next() (Record, error) {
 				b.stats.BadFormats[f.Name]++
 			}
 		} else if f.meta {
-			b.meta(rec)
+			b.meta(*rec)
 		}
 		b.stats.Records++
 		// The window stays valid until the next fill, which is in a
 		// later call of Next.
 		b.pos += f.Length
 		b.off += int64(f.Length)
-		return rec, nil
+		return nil
 	}
 }
 
