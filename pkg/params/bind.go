@@ -247,8 +247,9 @@ func (b *Binder) validateAll() error {
 // Declare declares every bound parameter on the server, taking overrides
 // that pass the descriptor checks, the conversion and, together, the
 // validate function; rejected overrides are recorded as Issues (when the
-// overrides together fail validate, they are dropped last-declared first
-// until the config validates) and the defaults kept. It then registers the
+// overrides together fail validate, each is kept if the config validates
+// with it and the others kept, so that only the ones at fault are
+// dropped) and the defaults kept. It then registers the
 // binder with the server so sets are validated and applied to the
 // variables. Errors are programming errors: invalid names or descriptors,
 // defaults that fail their own checks or validate.
@@ -294,17 +295,40 @@ func (b *Binder) Declare() error {
 		}
 		applied = append(applied, i)
 	}
-	for len(applied) > 0 {
-		err := b.validateAll()
-		if err == nil {
-			break
+	if err := b.validateAll(); err != nil && len(applied) > 0 {
+		// Together they fail: take them again one at a time, each kept
+		// if the config with it validates, in passes until none more is
+		// kept (an override valid only with another one, a longer
+		// window_sec for a longer period_sec, comes in a later pass). The
+		// rejected ones are those that break validation whatever else
+		// is kept, each with its own reason: no valid override is
+		// dropped for another's fault.
+		for _, i := range applied {
+			_ = b.fields[i].write(defaults[i])
 		}
-		last := applied[len(applied)-1]
-		applied = applied[:len(applied)-1]
-		f := b.fields[last]
-		_ = f.write(defaults[last])
-		b.reject(f.name, s.opts.Overrides[f.name], defaults[last],
-			&ParamError{Name: f.name, Reason: err.Error(), Err: fmt.Errorf("%w: %w", ErrRejected, err)})
+		reasons := map[int]error{}
+		pending := applied
+		for kept := true; kept && len(pending) > 0; {
+			kept = false
+			var rest []int
+			for _, i := range pending {
+				f := b.fields[i]
+				_ = f.write(s.opts.Overrides[f.name].Value) // written once before: cannot fail
+				if err := b.validateAll(); err != nil {
+					_ = f.write(defaults[i])
+					reasons[i] = err
+					rest = append(rest, i)
+					continue
+				}
+				kept = true
+			}
+			pending = rest
+		}
+		for _, i := range pending {
+			f := b.fields[i]
+			b.reject(f.name, s.opts.Overrides[f.name], defaults[i],
+				&ParamError{Name: f.name, Reason: reasons[i].Error(), Err: fmt.Errorf("%w: %w", ErrRejected, reasons[i])})
+		}
 	}
 	for _, f := range b.fields {
 		s.insert(f.name, f.desc, f.read())

@@ -89,7 +89,8 @@ func TestBinderCrossFieldOverrides(t *testing.T) {
 	_, cfg := bindTest(t, map[string]Override{"window_sec": {DoubleValue(0.05), "f:1"}, "period_sec": {DoubleValue(0.02), "f:2"}})
 	assert.Equal(t, 50*time.Millisecond, cfg.Window)
 	assert.Equal(t, 20*time.Millisecond, cfg.Period)
-	// Together invalid: the last declared (period) is dropped, then valid.
+	// Together invalid: period is at fault (window is valid with the
+	// default period), so it alone is dropped.
 	s, cfg := bindTest(t, map[string]Override{"window_sec": {DoubleValue(0.05), "f:1"}, "period_sec": {DoubleValue(0.1), "f:2"}})
 	assert.Equal(t, 50*time.Millisecond, cfg.Window)
 	assert.Equal(t, 10*time.Millisecond, cfg.Period)
@@ -97,6 +98,43 @@ func TestBinderCrossFieldOverrides(t *testing.T) {
 	require.Len(t, is, 1)
 	assert.Equal(t, "period_sec", is[0].Name)
 	assert.ErrorIs(t, is[0].Err, ErrRejected)
+}
+
+// TestBinderOverridesAtFault: when the start-up overrides together fail
+// validation, only the ones at fault are rejected, each with its own
+// reason; an override valid only with a later-declared one is kept, and
+// so is one that has nothing to do with the fault.
+func TestBinderOverridesAtFault(t *testing.T) {
+	var a, b, c, d int
+	a, b = 1, 3
+	s := NewServer(Options{Node: "/n", Overrides: map[string]Override{
+		"a": {IntValue(5), "f:1"}, // valid only with b's override (a ≤ b)
+		"b": {IntValue(6), "f:2"},
+		"c": {IntValue(7), "f:3"}, // the fault
+		"d": {IntValue(1), "f:4"}, // declared last, innocent
+	}})
+	bd := NewBinder(s, func() error {
+		if a > b {
+			return fmt.Errorf("a (%d) must not exceed b (%d)", a, b)
+		}
+		if c == 7 {
+			return errors.New("c must not be 7")
+		}
+		return nil
+	})
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"a", &a}, {"b", &b}, {"c", &c}, {"d", &d}} {
+		bd.Int(f.name, f.v, Descriptor{})
+	}
+	require.NoError(t, bd.Declare())
+	assert.Equal(t, []int{5, 6, 0, 1}, []int{a, b, c, d})
+	is := s.Issues()
+	require.Len(t, is, 1)
+	assert.Equal(t, "c", is[0].Name)
+	assert.ErrorIs(t, is[0].Err, ErrRejected)
+	assert.Contains(t, is[0].Err.Error(), "c must not be 7")
 }
 
 func TestBinderSet(t *testing.T) {
