@@ -11,7 +11,8 @@ import (
 )
 
 // TestSimAndMonitorBadInput: sensor_sim refuses out-of-range parameters
-// with the parameter, its range or the reason, and runs with its defaults;
+// with the parameter, its range or the reason, and runs with its defaults
+// for them (and the valid overrides given with them);
 // a stamp_monitor without ground truth and with a silent input says which
 // topic it lacks, on /diagnostics and in its log.
 func TestSimAndMonitorBadInput(t *testing.T) {
@@ -36,6 +37,13 @@ func TestSimAndMonitorBadInput(t *testing.T) {
 		}
 		return true
 	})
+	// Only the overrides at fault are refused: camera.enabled and
+	// reference.every are valid, whatever lidar.loss is.
+	for _, ok := range []string{`parameter "camera.enabled"`, `parameter "reference.every"`} {
+		if strings.Contains(sim.output.String(), ok) {
+			t.Errorf("sensor_sim refused a valid override (%s):\n%s", ok, sim.output.String())
+		}
+	}
 	waitFor(t, 10*time.Second, "the monitor's diagnostics naming what it lacks", func() bool {
 		for _, b := range diag.received() {
 			a := decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport)
