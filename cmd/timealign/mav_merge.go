@@ -197,6 +197,10 @@ type channel struct {
 	first  stamp.Time
 	last   stamp.Time
 	report int // the topic's id in the report, −1 before its first message
+	// byInst has the report's ids of the instances of a BIN type with
+	// an instance column: each is a topic of its own there (two
+	// compasses share their stamps, and each has its own rate).
+	byInst map[int16]int
 }
 
 // chanRef is a channel as a reader goroutine knows it: a tlog message
@@ -208,6 +212,7 @@ type chanRef struct {
 	schema           []byte
 	tlog             bool
 	f                *mav.Format // BIN records' format
+	inst             int         // offset in a BIN record's payload of its instance byte, −1 if none
 	ch               *channel
 }
 
@@ -220,6 +225,7 @@ type mergeItem struct {
 	boot   int64 // µs, −1 if none
 	// The message's bytes are own.json[off:off+n].
 	off, n uint32
+	inst   int16 // the BIN record's instance (mav.BinReader.InstanceColumn), −1 if none
 	own    *binBatch
 }
 
@@ -412,7 +418,7 @@ func (m *merger) emit(it *mergeItem) error {
 	c.last = max(c.last, it.t)
 	m.written++
 	if m.stats != nil {
-		m.stats.add(c, it.t, it.pub, it.boot >= 0, int(it.n))
+		m.stats.add(c, it.inst, it.t, it.pub, it.boot >= 0, int(it.n))
 	}
 	return m.out.add(it)
 }

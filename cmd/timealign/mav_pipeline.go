@@ -152,8 +152,11 @@ func (p *binPipeline) start(name string, r *mav.BinReader, est *mav.Estimate, no
 				}
 				ref := refs[fm.Type]
 				if ref == nil || ref.f != fm {
-					ref = &chanRef{key: "b" + fm.Name + "/" + fm.Format + "/" + strings.Join(columnNames(fm), ","), topic: "/bin/" + fm.Name,
+					ref = &chanRef{key: "b" + fm.Name + "/" + fm.Format + "/" + strings.Join(columnNames(fm), ","), topic: "/bin/" + fm.Name, inst: -1,
 						name: fm.Name, schema: r.BinSchema(fm), f: fm}
+					if i := r.InstanceColumn(fm); i >= 0 {
+						ref.inst = fm.Columns[i].Offset
+					}
 					refs[fm.Type] = ref
 				}
 				us, ok := rec.Time()
@@ -222,7 +225,11 @@ func encodeBatch(b *binBatch) {
 		start := len(js)
 		rec := mav.Record{Format: rr.ref.f, Payload: raw[rr.off : rr.off+rr.n]}
 		js = rec.AppendJSON(js)
-		items = append(items, mergeItem{t: t, pub: t, boot: rr.us, ref: rr.ref, off: uint32(start), n: uint32(len(js) - start), own: b})
+		inst := int16(-1)
+		if o := rr.ref.inst; o >= 0 {
+			inst = int16(rec.Payload[o])
+		}
+		items = append(items, mergeItem{t: t, pub: t, boot: rr.us, ref: rr.ref, off: uint32(start), n: uint32(len(js) - start), inst: inst, own: b})
 	}
 	b.items, b.json = items, js
 	b.clamped += clamped
@@ -299,7 +306,7 @@ func (p *binPipeline) startTlog(run *mavRun, tr *mav.TlogReader) <-chan *binBatc
 						topic: fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), name: msg.Name, schema: msg.Schema(), tlog: true}
 					chans[k] = ref
 				}
-				it := mergeItem{ref: ref, own: b}
+				it := mergeItem{ref: ref, inst: -1, own: b}
 				it.t, it.pub, it.boot = tlogStamps(res, target, msg)
 				start := len(js)
 				js = msg.AppendJSON(js)

@@ -43,9 +43,22 @@ func newMavTiming() (*mavTiming, error) {
 }
 
 // add analyses one message of channel c (its schema: the MAVLink message
-// or dataflash record type): its log time, its autopilot stamp on the
-// same clock (hasBoot: it has one) and its size.
-func (t *mavTiming) add(c *channel, logT, pub stamp.Time, hasBoot bool, size int) {
+// or dataflash record type) of instance inst (−1: the type has none): its
+// log time, its autopilot stamp on the same clock (hasBoot: it has one)
+// and its size. Each instance is a topic of its own, "/bin/MAG[1]".
+func (t *mavTiming) add(c *channel, inst int16, logT, pub stamp.Time, hasBoot bool, size int) {
+	if inst >= 0 {
+		id, ok := c.byInst[inst]
+		if !ok {
+			if c.byInst == nil {
+				c.byInst = map[int16]int{}
+			}
+			id = t.topic(fmt.Sprintf("%s[%d]", c.topic, inst), c.schema, c.tlog, hasBoot)
+			c.byInst[inst] = id
+		}
+		t.addID(id, c.tlog, logT, pub, hasBoot, size)
+		return
+	}
 	if c.report < 0 {
 		c.report = t.topic(c.topic, c.schema, c.tlog, hasBoot)
 	}

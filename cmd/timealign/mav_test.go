@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"html"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -128,6 +129,40 @@ func TestMavAlign(t *testing.T) {
 	p50, err := strconv.ParseFloat(m[1], 64)
 	require.NoError(t, err)
 	require.InDelta(t, 13.9, p50, 2.5)
+}
+
+// TestMavMergeReportInstances: in merge's report, each instance of a BIN
+// type with an instance column (two IMUs logged under IMU, at the same
+// TimeUS) is a topic of its own, with its own rate and no duplicate
+// stamps; the merged output keeps one topic per type.
+func TestMavMergeReportInstances(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 8, Duration: 2 * time.Minute, BinExtra: 3, BinIMUs: 2})
+	rep := filepath.Join(dir, "report.html")
+	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", filepath.Join(dir, "m.csv"), "--report", rep)
+	require.Equal(t, 0, code, errOut)
+	page, err := os.ReadFile(rep)
+	require.NoError(t, err)
+	rows := map[string][]string{}
+	for _, l := range strings.Split(html.UnescapeString(string(page)), "\n") {
+		if f := strings.Fields(l); len(f) > 10 && strings.HasPrefix(f[0], "/bin/IMU") {
+			rows[f[0]] = f
+		}
+	}
+	require.Len(t, rows, 2, "one row per instance: %v", rows)
+	for _, name := range []string{"/bin/IMU[0]", "/bin/IMU[1]"} {
+		f := rows[name]
+		require.NotNil(t, f, name)
+		n, err := strconv.Atoi(f[2])
+		require.NoError(t, err)
+		require.Greater(t, n, 1000, "%s: messages", name)
+		require.Equal(t, rows["/bin/IMU[0]"][2], f[2], "as many of each")
+		require.Equal(t, "0", f[len(f)-2], "%s: no duplicate stamps (%v)", name, f)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "m.csv"))
+	require.NoError(t, err)
+	require.Contains(t, string(csv), ",/bin/IMU,", "the merged stream keeps one topic per type")
+	require.NotContains(t, string(csv), "/bin/IMU[")
 }
 
 func TestMavMergeMCAP(t *testing.T) {

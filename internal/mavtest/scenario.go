@@ -65,6 +65,10 @@ type Scenario struct {
 	BinBoard         string
 	// BinExtra adds that many IMU records per telemetry period to the BIN.
 	BinExtra int
+	// BinIMUs is the number of IMU instances (column I) each of those
+	// records is written for, at the same TimeUS, as an autopilot with
+	// several IMUs logs them; 0 stands for 1.
+	BinIMUs int
 }
 
 // Defaults fills the zero fields: 10 minutes at 10 Hz, exponential
@@ -179,7 +183,9 @@ func (s Scenario) Write(tlog io.Writer, bin func(boot int) io.Writer) (Truth, er
 			bw.Write("ATT", uint64(us), 0.0, br, 0.0, bp, 0.0, math.Mod(by+360, 360), 0.0, 0.0, uint8(0))
 			for j := range s.BinExtra {
 				t := us + int64(j+1)*s.Period.Microseconds()/int64(s.BinExtra+1)
-				bw.Write("IMU", uint64(t), uint8(0), 0.01*float32(j), -0.02, 0.03, 0.1, -0.2, -9.81, uint32(0), uint32(0), uint8(0), uint8(0), 25.0, uint8(1), uint8(1))
+				for k := range max(s.BinIMUs, 1) {
+					bw.Write("IMU", uint64(t), uint8(k), 0.01*float32(j), -0.02, 0.03, 0.1, -0.2, -9.81, uint32(0), uint32(0), uint8(0), uint8(0), 25.0, uint8(1), uint8(1))
+				}
 			}
 			if s.GPS && i%2 == 0 {
 				wk, ms := gpsTime(utc.Add(-s.GPSLag))

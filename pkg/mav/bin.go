@@ -391,6 +391,28 @@ func (b *BinReader) Formats() []*Format {
 	return out
 }
 
+// InstanceColumn returns the column of f that numbers the instances of a
+// sensor or estimator logged under one type (two compasses in MAG, the
+// EKF cores in XKF1): the one-byte column whose unit the log's FMTU gives
+// as '#' (ArduPilot's id of the unit "instance") or, in a log without
+// units for f, a one-byte column named I or Instance. It returns -1 if f
+// has none. Records of two instances can share a TimeUS.
+func (b *BinReader) InstanceColumn(f *Format) int {
+	u, haveUnits := b.fmtu[f.Type]
+	for i, c := range f.Columns {
+		if c.Size != 1 || i == f.TimeIndex {
+			continue
+		}
+		if haveUnits && i < len(u[0]) && u[0][i] == '#' {
+			return i
+		}
+		if !haveUnits && (c.Name == "I" || c.Name == "Instance") {
+			return i
+		}
+	}
+	return -1
+}
+
 // Unit returns the unit label and multiplier of column i of f from the
 // log's FMTU, UNIT and MULT records so far ("" and 0 when unknown).
 func (b *BinReader) Unit(f *Format, i int) (string, float64) {

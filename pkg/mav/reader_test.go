@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -352,4 +353,45 @@ func FuzzBinReader(f *testing.F) {
 			require.Equal(ft, int64(len(in)), st.Bytes, "every byte is consumed")
 		})
 	})
+}
+
+// TestInstanceColumn: the instance column is the one the log's units mark
+// '#' (whatever its name: XKF1's C, ESC's Instance), or, without units, a
+// one-byte column named I or Instance; none otherwise.
+func TestInstanceColumn(t *testing.T) {
+	for _, c := range []struct {
+		name, format, cols, units string // units "": no FMTU
+		want                      int
+	}{
+		{"MAG", "QBhhh", "TimeUS,I,MagX,MagY,MagZ", "s#GGG", 1},
+		{"XKF1", "QBcc", "TimeUS,C,Roll,Pitch", "s#dd", 1},
+		{"IMU", "QBff", "TimeUS,I,GyrX,GyrY", "", 1},
+		{"ESC", "QBe", "TimeUS,Instance,RPM", "", 1},
+		{"ATT", "QccB", "TimeUS,Roll,Pitch,AEKF", "sdd-", -1},
+		{"GPS", "QBB", "TimeUS,I,Status", "s--", -1}, // units given, none '#'
+		{"RCOU", "QHH", "TimeUS,C1,C2", "", -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := bin(func(w *mavtest.BinWriter) {
+				w.Define(c.name, c.format, c.cols)
+				if c.units != "" {
+					w.Units(c.name, 0, c.units, strings.Repeat("-", len(c.units)))
+				}
+			})
+			r := mav.NewBinReader(bytes.NewReader(in))
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+			}
+			var f *mav.Format
+			for _, g := range r.Formats() {
+				if g.Name == c.name {
+					f = g
+				}
+			}
+			require.NotNil(t, f)
+			require.Equal(t, c.want, r.InstanceColumn(f))
+		})
+	}
 }
