@@ -213,7 +213,7 @@ func TestDemoLaunch(t *testing.T) {
 	pct := func(p int) time.Duration { return time.Duration(delays[len(delays)*p/100]) }
 	allowance := float64(pct(90)) // most scans are no later than this: what clock_sync's fit sees above the latency
 	t.Logf("delivery delay of the raw scans to a subscriber: p10 %v, median %v, p90 %v, p99 %v (load %s)",
-		pct(10), pct(50), pct(90), pct(99), loadAverage())
+		pct(10), pct(50), pct(90), pct(99), loadAvg())
 
 	// The monitor's figures against the offline ones (µs).
 	row := func(name string) tamsg.TopicStampErrors {
@@ -336,17 +336,4 @@ func meanStd(x []float64) (mean, std float64) {
 		std += (v - mean) * (v - mean)
 	}
 	return mean, math.Sqrt(std / float64(len(x)))
-}
-
-// loadAverage is /proc/loadavg's first three fields, for the log.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

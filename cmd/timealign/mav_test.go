@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -257,16 +258,25 @@ func TestMavMergeMCAP(t *testing.T) {
 	require.NotContains(t, string(html), "offsets between host-stamped streams", "no pairs of 90 topics")
 }
 
-func TestMavMergeCSV(t *testing.T) {
-	dir := t.TempDir()
-	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 7, Duration: time.Minute})
-	out := filepath.Join(dir, "merged.csv")
-	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
+// mergeCSV runs the command args, which writes the CSV file after its
+// --out, and returns that file's rows.
+func mergeCSV(t *testing.T, args ...string) [][]string {
+	t.Helper()
+	_, errOut, code := runCmd(t, "", args...)
 	require.Equal(t, 0, code, errOut)
+	out := args[slices.Index(args, "--out")+1]
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 	require.NoError(t, err)
+	return rows
+}
+
+func TestMavMergeCSV(t *testing.T) {
+	dir := t.TempDir()
+	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 7, Duration: time.Minute})
+	out := filepath.Join(dir, "merged.csv")
+	rows := mergeCSV(t, "mav", "merge", tlog, bins[0], "--out", out)
 	require.Equal(t, []string{"log_time_ns", "publish_time_ns", "topic", "boot_us", "data"}, rows[0])
 	seen := map[string]bool{}
 	for _, r := range rows[1:] {
@@ -455,12 +465,7 @@ func TestMavMergeReboots(t *testing.T) {
 		if c.source != "" {
 			args = append(args, "--source", c.source)
 		}
-		_, errOut, code := runCmd(t, "", args...)
-		require.Equal(t, 0, code, errOut)
-		b, err := os.ReadFile(out)
-		require.NoError(t, err)
-		rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-		require.NoError(t, err)
+		rows := mergeCSV(t, args...)
 		// The truth of each ATT record, by boot time (the BINs' ATT are
 		// the simulated samples themselves).
 		truth := map[int64][]stamp.Time{}
@@ -634,12 +639,7 @@ func TestMavMergeCompressions(t *testing.T) {
 		}
 	}
 	out := filepath.Join(dir, "m.csv")
-	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
-	require.Equal(t, 0, code, errOut)
-	b, err := os.ReadFile(out)
-	require.NoError(t, err)
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	require.NoError(t, err)
+	rows := mergeCSV(t, "mav", "merge", tlog, bins[0], "--out", out)
 	require.Equal(t, len(want)+1, len(rows), "rows")
 	for i, w := range want {
 		r := rows[i+1]
@@ -659,12 +659,7 @@ func TestMavMergeTies(t *testing.T) {
 	dir := t.TempDir()
 	tlog, bins, _ := mavFiles(t, dir, mavDive)
 	out := filepath.Join(dir, "m.csv")
-	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
-	require.Equal(t, 0, code, errOut)
-	b, err := os.ReadFile(out)
-	require.NoError(t, err)
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	require.NoError(t, err)
+	rows := mergeCSV(t, "mav", "merge", tlog, bins[0], "--out", out)
 	ties := 0
 	for i := 2; i < len(rows); i++ {
 		if rows[i][0] != rows[i-1][0] {

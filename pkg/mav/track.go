@@ -1,6 +1,7 @@
 package mav
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -316,15 +317,7 @@ func pieceAt(q *piece, x int64, slope float64) stamp.Time {
 		l := k[len(k)-1]
 		return l.y.Add(time.Duration(math.Round(slope * float64(x-l.x))))
 	}
-	i, _ := slices.BinarySearchFunc(k, x, func(a knot, x int64) int {
-		switch {
-		case a.x < x:
-			return -1
-		case a.x > x:
-			return 1
-		}
-		return 0
-	})
+	i, _ := slices.BinarySearchFunc(k, x, knotAt)
 	return lineAt(k[i-1], k[i], x)
 }
 
@@ -381,15 +374,7 @@ func (c *mapCursor) at(x int64) stamp.Time {
 	case i > 0 && i+1 < len(k) && k[i].x < x && x <= k[i+1].x:
 		i++
 	default:
-		i, _ = slices.BinarySearchFunc(k, x, func(a knot, x int64) int {
-			switch {
-			case a.x < x:
-				return -1
-			case a.x > x:
-				return 1
-			}
-			return 0
-		})
+		i, _ = slices.BinarySearchFunc(k, x, knotAt)
 	}
 	c.i = i
 	if i != c.si || q != c.sq {
@@ -450,3 +435,6 @@ func (m *Map) uncertainty() float64 {
 // skewPPM is the map's rate error (Δy/Δx − 1e3)/1e3 · 1e6 over its
 // longest piece.
 func (m *Map) skewPPM() float64 { return (m.slope/1e3 - 1) * 1e6 }
+
+// knotAt orders knot a against abscissa x, for slices.BinarySearchFunc.
+func knotAt(a knot, x int64) int { return cmp.Compare(a.x, x) }
