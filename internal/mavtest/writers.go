@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/bluenviron/gomavlib/v3/pkg/dialect"
 	"github.com/bluenviron/gomavlib/v3/pkg/dialects/ardupilotmega"
@@ -19,17 +20,20 @@ import (
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-var rw = func() *dialect.ReadWriter {
+// rw is the dialect's encoder, built on first use: building it takes
+// tens of milliseconds, which every timealign command would otherwise
+// pay at start-up (the demo links this package).
+var rw = sync.OnceValue(func() *dialect.ReadWriter {
 	d := &dialect.ReadWriter{Dialect: ardupilotmega.Dialect}
 	if err := d.Initialize(); err != nil {
 		panic(err)
 	}
 	return d
-}()
+})
 
 // Frame encodes msg as a MAVLink frame of version 1 or 2 (unsigned).
 func Frame(version int, seq, sys, comp uint8, msg message.Message) []byte {
-	mp := rw.GetMessage(msg.GetID())
+	mp := rw().GetMessage(msg.GetID())
 	if mp == nil {
 		panic(fmt.Sprintf("mavtest: message %T is not in the dialect", msg))
 	}
@@ -60,7 +64,7 @@ func RawFrameFlags(version int, incompat, seq, sys, comp uint8, id uint32, paylo
 }
 
 // CRCExtra returns the CRC extra of a message of the dialect.
-func CRCExtra(id uint32) byte { return rw.GetMessage(id).CRCExtra() }
+func CRCExtra(id uint32) byte { return rw().GetMessage(id).CRCExtra() }
 
 // TlogWriter writes a telemetry log.
 type TlogWriter struct {

@@ -52,7 +52,7 @@ type msgEncoder struct {
 }
 
 func (info *msgInfo) encoder() *msgEncoder {
-	info.encOnce.Do(func() { info.enc = newMsgEncoder(info) })
+	info.encOnce.Do(func() { info.enc = newMsgEncoder(info.load()) })
 	return info.enc
 }
 

@@ -93,6 +93,7 @@ func TestMsgJSONReference(t *testing.T) {
 	w := mavtest.NewTlogWriter(&tl)
 	frames := 0
 	for id, info := range dialectInfo() {
+		info.load()
 		for k := range 20 {
 			p := make([]byte, 255)
 			for i := range p {

@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/bluenviron/gomavlib/v3/pkg/dialect"
 	"github.com/bluenviron/gomavlib/v3/pkg/dialects/ardupilotmega"
 	"github.com/bluenviron/gomavlib/v3/pkg/message"
 	"github.com/bluenviron/gomavlib/v3/pkg/x25"
@@ -41,10 +40,15 @@ const (
 	plausibleStep = 24 * time.Hour
 )
 
-// msgInfo describes one message of the dialect.
+// msgInfo describes one message of the dialect. Its name is known from
+// the start; the rest is built on first use (load), for the few dozen
+// types a log holds: building all of the dialect's several hundred took
+// about 10 ms of every mav command.
 type msgInfo struct {
-	name string
-	rw   *message.ReadWriter
+	name  string
+	proto message.Message // the dialect's message of this id
+	once  sync.Once
+	rw    *message.ReadWriter
 	// boot is the index of the TimeBootMs field, −1 if none; bootOff its
 	// position in the payload (read without decoding the message).
 	boot, bootOff int
@@ -56,39 +60,49 @@ type msgInfo struct {
 	enc     *msgEncoder
 }
 
-// dialectInfo is the ardupilotmega dialect (which includes common), built
-// once on first use and read-only after.
+// dialectInfo is the ardupilotmega dialect (which includes common), by
+// message id: made once on first use, each message's details built on
+// its own first use (msgInfo.load).
 var dialectInfo = sync.OnceValue(func() map[uint32]*msgInfo {
-	rw := &dialect.ReadWriter{Dialect: ardupilotmega.Dialect}
-	if err := rw.Initialize(); err != nil {
-		panic("mav: the ardupilotmega dialect does not initialize: " + err.Error()) // a bug in the library, not input
-	}
-	m := map[uint32]*msgInfo{}
+	m := make(map[uint32]*msgInfo, len(ardupilotmega.Dialect.Messages))
 	for _, msg := range ardupilotmega.Dialect.Messages {
-		t := reflect.TypeOf(msg).Elem()
-		info := &msgInfo{name: messageName(t.Name()), rw: rw.GetMessage(msg.GetID()), boot: -1, bootOff: -1}
-		info.v1Size = len(info.rw.Write(reflect.New(t).Interface().(message.Message), false).Payload)
+		if m[msg.GetID()] != nil {
+			panic(fmt.Sprintf("mav: message id %d twice in the dialect", msg.GetID())) // a bug in the library, not input
+		}
+		m[msg.GetID()] = &msgInfo{name: messageName(reflect.TypeOf(msg).Elem().Name()), proto: msg, boot: -1, bootOff: -1}
+	}
+	return m
+})
+
+// load builds the message's reader and layout on first use (safe for
+// concurrent use: the table is shared) and returns info.
+func (info *msgInfo) load() *msgInfo {
+	info.once.Do(func() {
+		rw := &message.ReadWriter{Message: info.proto}
+		if err := rw.Initialize(); err != nil {
+			panic(fmt.Sprintf("mav: message %s of the ardupilotmega dialect does not initialize: %v", info.name, err)) // a bug in the library, not input
+		}
+		t := reflect.TypeOf(info.proto).Elem()
+		info.rw = rw
+		info.v1Size = len(rw.Write(reflect.New(t).Interface().(message.Message), false).Payload)
 		if f, ok := t.FieldByName("TimeBootMs"); ok && f.Type.Kind() == reflect.Uint32 {
-			info.boot = f.Index[0]
 			// Find the field on the wire: encode a message whose only
 			// non-zero field is a marker.
 			probe := reflect.New(t)
 			probe.Elem().Field(f.Index[0]).SetUint(0xA1B2C3D4)
-			raw := info.rw.Write(probe.Interface().(message.Message), true).Payload
+			raw := rw.Write(probe.Interface().(message.Message), true).Payload
 			for i := 0; i+4 <= len(raw); i++ {
 				if binary.LittleEndian.Uint32(raw[i:]) == 0xA1B2C3D4 {
-					info.bootOff = i
+					info.boot, info.bootOff = f.Index[0], i
 					break
 				}
 			}
-			if info.bootOff < 0 {
-				info.boot = -1 // cannot happen with gomavlib's encoder
-			}
+			// Not found cannot happen with gomavlib's encoder: then the
+			// message is taken to have no time_boot_ms.
 		}
-		m[msg.GetID()] = info
-	}
-	return m
-})
+	})
+	return info
+}
 
 // messageName turns a Go message type name (MessageGpsInput) into the
 // MAVLink name (GPS_INPUT).
@@ -291,6 +305,7 @@ func (t *TlogReader) parse(f []byte) (n int, c frameCheck, info *msgInfo) {
 	if info == nil {
 		return n, frameUnknown, nil
 	}
+	info.load()
 	end := hl + int(f[1])
 	var h x25.X25
 	h.Reset()
