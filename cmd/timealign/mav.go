@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -207,47 +208,84 @@ func alignLogs(f *files, cfg mav.Config, ignoreCRC bool, pr *progress) (*mavRun,
 	if err != nil {
 		return nil, err
 	}
-	tr := mav.NewTlogReader(pr.reader(in))
-	tr.IgnoreCRC = ignoreCRC
-	for {
-		m, err := tr.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
+	// The BINs are read in a goroutine beside the tlog (ReadBin touches
+	// only its BIN's part of the Aligner): the first pass takes as long
+	// as the longer of the two instead of their sum.
+	nb := len(f.ins) - 1
+	ks := make([]int, nb)
+	for i := range nb {
+		ks[i] = a.AddBinFile(filepath.Base(f.ins[i+1].name))
+	}
+	type binRead struct {
+		st    mav.BinStats
+		noFMT bool
+		err   error
+	}
+	reads := make([]binRead, nb)
+	ctx, cancel := context.WithCancel(f.e.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range nb {
+			r := &reads[i]
+			bin, err := f.input(i + 1)
+			if err != nil {
+				r.err = err
+				return
 			}
-			return nil, fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, err)
+			br := mav.NewBinReader(pr.reader(&ctxReader{ctx: ctx, r: bin}))
+			switch err := a.ReadBin(ks[i], br); {
+			case errors.Is(err, io.EOF):
+			case errors.Is(err, mav.ErrNoFormats):
+				r.noFMT = true
+			default:
+				r.err = fmt.Errorf("%s: offset %d: %w", f.ins[i+1].name, br.Stats().Bytes, err)
+				return
+			}
+			r.st = br.Stats()
 		}
-		a.AddTlog(m)
-	}
-	run.tlogSt = tr.Stats()
-	if run.tlogSt.Messages == 0 {
-		return nil, fmt.Errorf("%s: no MAVLink messages in %d bytes: not a telemetry log (.tlog)%s", run.tlog, run.tlogSt.Bytes, tlogHint(f.ins[0].name))
-	}
-	for i := 1; i < len(f.ins); i++ {
-		name := f.ins[i].name
-		k := a.AddBinFile(filepath.Base(name))
-		in, err := f.input(i)
-		if err != nil {
-			return nil, err
+	}()
+	terr := func() error {
+		tr := mav.NewTlogReader(pr.reader(in))
+		tr.IgnoreCRC = ignoreCRC
+		for {
+			m, err := tr.Next()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, err)
+			}
+			a.AddTlog(m)
 		}
-		br := mav.NewBinReader(pr.reader(in))
-		noFMT := false
-		switch err := a.ReadBin(k, br); {
-		case errors.Is(err, io.EOF):
-		case errors.Is(err, mav.ErrNoFormats):
-			noFMT = true
-		default:
-			return nil, fmt.Errorf("%s: offset %d: %w", name, br.Stats().Bytes, err)
+		run.tlogSt = tr.Stats()
+		if run.tlogSt.Messages == 0 {
+			return fmt.Errorf("%s: no MAVLink messages in %d bytes: not a telemetry log (.tlog)%s", run.tlog, run.tlogSt.Bytes, tlogHint(f.ins[0].name))
+		}
+		return nil
+	}()
+	if terr != nil {
+		cancel() // the BINs' reading stops at its next read
+	}
+	<-done
+	cancel()
+	if terr != nil {
+		return nil, terr
+	}
+	for i, r := range reads {
+		name := f.ins[i+1].name
+		if r.err != nil {
+			return nil, r.err
 		}
 		run.bins = append(run.bins, name)
-		run.binSt = append(run.binSt, br.Stats())
-		run.binNoFMT = append(run.binNoFMT, noFMT)
-		if br.Stats().Records == 0 {
+		run.binSt = append(run.binSt, r.st)
+		run.binNoFMT = append(run.binNoFMT, r.noFMT)
+		if r.st.Records == 0 {
 			why := "no dataflash records"
-			if noFMT {
+			if r.noFMT {
 				why = "no FMT records (not a dataflash log, or its start is missing)"
 			}
-			return nil, fmt.Errorf("%s: %s in %d bytes", name, why, br.Stats().Bytes)
+			return nil, fmt.Errorf("%s: %s in %d bytes", name, why, r.st.Bytes)
 		}
 	}
 	run.res = a.Result()

@@ -194,7 +194,10 @@ type binLog struct {
 // ([Aligner.AddBin], or [Aligner.ReadBin] for a whole one), then ask for
 // the [Result]. Memory is bounded by the
 // number of components, boots and BIN files, plus O(n/Window) knots per
-// estimate for n samples. It is not safe for concurrent use.
+// estimate for n samples. It is not safe for concurrent use, with one
+// exception: once every BIN file is added ([Aligner.AddBinFile]), the tlog's
+// messages and each BIN's records may be fed from goroutines of their own
+// (one per input), which touch disjoint parts.
 type Aligner struct {
 	cfg       Config
 	pcfg      pll.Config

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,6 +87,39 @@ func alignBy(t testing.TB, cfg mav.Config, whole bool, tlog []byte, bins ...[]by
 			}
 			a.AddBin(k, rec)
 		}
+	}
+	return a.Result()
+}
+
+// alignConcurrent feeds the tlog and each BIN from goroutines of their
+// own, as the Aligner allows once the BINs are added (-race checks it).
+func alignConcurrent(t testing.TB, tlog []byte, bins ...[]byte) *mav.Result {
+	t.Helper()
+	a, err := mav.NewAligner(mav.DefaultConfig())
+	require.NoError(t, err)
+	errs := make([]error, len(bins)+1)
+	var wg sync.WaitGroup
+	ks := make([]int, len(bins))
+	for i := range bins {
+		ks[i] = a.AddBinFile(fmt.Sprintf("%d.BIN", i))
+	}
+	for i, b := range bins {
+		wg.Go(func() { errs[i+1] = a.ReadBin(ks[i], mav.NewBinReader(bytes.NewReader(b))) })
+	}
+	wg.Go(func() {
+		r := mav.NewTlogReader(bytes.NewReader(tlog))
+		for {
+			m, err := r.Next()
+			if err != nil {
+				errs[0] = err
+				return
+			}
+			a.AddTlog(m)
+		}
+	})
+	wg.Wait()
+	for _, err := range errs {
+		require.ErrorIs(t, err, io.EOF)
 	}
 	return a.Result()
 }
@@ -192,6 +226,9 @@ func TestReadBinEqualsAddBin(t *testing.T) {
 		j2, err := json.Marshal(whole)
 		require.NoError(t, err)
 		require.JSONEq(t, string(j1), string(j2), "%s", s)
+		j3, err := json.Marshal(alignConcurrent(t, l.tlog, l.bins...))
+		require.NoError(t, err)
+		require.JSONEq(t, string(j1), string(j3), "%s: BINs read beside the tlog", s)
 		require.NotEmpty(t, whole.Bins)
 		for i, b := range whole.Bins {
 			require.Positive(t, b.Records)
