@@ -6,7 +6,7 @@ require (
 	github.com/bluenviron/gomavlib/v3 v3.3.0
 	github.com/foxglove/mcap/go/mcap v1.9.0
 	github.com/klauspost/compress v1.16.7
-	github.com/pierrec/lz4/v4 v4.1.22
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.11.1
 	github.com/tiiuae/rclgo v0.0.0-20240131135202-56b24e11219b
