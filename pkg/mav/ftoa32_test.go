@@ -138,3 +138,50 @@ func TestFloorLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestPutUint compares putUint and putInt with strconv: every power of
+// ten and its neighbours (where the digit count changes), the extremes,
+// random values of every length, behind a prefix and with and without
+// spare capacity.
+func TestPutUint(t *testing.T) {
+	var cases []uint64
+	for p := uint64(1); ; p *= 10 {
+		cases = append(cases, p-1, p, p+1)
+		if p > math.MaxUint64/10 {
+			break
+		}
+	}
+	cases = append(cases, 0, math.MaxUint64, math.MaxUint64-1, 1<<32-1, 1<<32, 1<<63-1, 1<<63)
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		cases = append(cases, r.Uint64()>>r.IntN(64))
+	}
+	for _, v := range cases {
+		for _, prefix := range [][]byte{nil, []byte("ab"), make([]byte, 3, 5)} {
+			want := strconv.AppendUint(append([]byte(nil), prefix...), v, 10)
+			if got := putUint(append([]byte(nil), prefix...), v); string(got) != string(want) {
+				t.Fatalf("putUint(%d) = %q, want %q", v, got, want)
+			}
+			want = strconv.AppendInt(append([]byte(nil), prefix...), int64(v), 10)
+			if got := putInt(prefix[:len(prefix):len(prefix)], int64(v)); string(got) != string(want) {
+				t.Fatalf("putInt(%d) = %q, want %q", int64(v), got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkPutUint formats boot times in µs (ten digits), small counts
+// and 64-bit values.
+func BenchmarkPutUint(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		v    uint64
+	}{{"small", 37}, {"timeus", 1234567890}, {"big", 18446744073709551615}} {
+		b.Run(c.name, func(b *testing.B) {
+			buf := make([]byte, 0, 64)
+			for b.Loop() {
+				buf = putUint(buf[:0], c.v)
+			}
+		})
+	}
+}
