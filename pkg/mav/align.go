@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -262,7 +263,20 @@ func (a *Aligner) AddTlog(m *TlogMessage) {
 		bt = c.boots[len(c.boots)-1]
 	}
 	switch m.ID {
-	case heartbeatID, statustextID, autopilotVersionID, paramValueID, attitudeID, systemTimeID:
+	case attitudeID:
+		// The frequent ones: read from the payload.
+		if bt != nil {
+			f32 := func(i int) float32 { return math.Float32frombits(uint32(m.scalar(i))) }
+			bt.att.add(attitude{boot: int64(uint32(m.scalar(attTimeBootMs))) * 1000,
+				roll: deg(f32(attRoll)), pitch: deg(f32(attPitch)), yaw: deg(f32(attYaw))})
+		}
+		return
+	case systemTimeID:
+		if bt != nil {
+			bt.systemTime(int64(uint32(m.scalar(sysTimeBootMs)))*1000, m.scalar(sysTimeUnixUsec))
+		}
+		return
+	case heartbeatID, statustextID, autopilotVersionID, paramValueID:
 	default:
 		return // no other message says anything about the clocks or the vehicle
 	}
@@ -295,19 +309,17 @@ func (a *Aligner) AddTlog(m *TlogMessage) {
 				c.bootCounts = append(c.bootCounts, stampedInt{m.Receive, int(msg.ParamValue)})
 			}
 		}
-	case *common.MessageAttitude:
-		if bt != nil {
-			bt.att.add(attitude{boot: int64(msg.TimeBootMs) * 1000, roll: deg(msg.Roll), pitch: deg(msg.Pitch), yaw: deg(msg.Yaw)})
-		}
-	case *common.MessageSystemTime:
-		if bt != nil {
-			bt.systemTimeSeen++
-			if msg.TimeUnixUsec == 0 {
-				bt.unixZero++
-			} else if msg.TimeUnixUsec < uint64(stamp.Max)/1000 {
-				bt.sys.add(int64(msg.TimeBootMs)*1000, stamp.Time(msg.TimeUnixUsec*1000))
-			}
-		}
+	}
+}
+
+// systemTime notes a SYSTEM_TIME message of the boot: boot time b (µs)
+// and its time_unix_usec.
+func (bt *boot) systemTime(b int64, unixUsec uint64) {
+	bt.systemTimeSeen++
+	if unixUsec == 0 {
+		bt.unixZero++
+	} else if unixUsec < uint64(stamp.Max)/1000 {
+		bt.sys.add(b, stamp.Time(unixUsec*1000))
 	}
 }
 
@@ -321,7 +333,26 @@ var (
 	systemTimeID       = (&common.MessageSystemTime{}).GetID()
 	gpsInputID         = (&common.MessageGpsInput{}).GetID()
 	_                  = ardupilotmega.Dialect // the dialect the messages come from
+
+	// The fields the Aligner reads from the payload (msgField order is
+	// the Go type's).
+	attTimeBootMs   = fieldIndex(common.MessageAttitude{}, "TimeBootMs")
+	attRoll         = fieldIndex(common.MessageAttitude{}, "Roll")
+	attPitch        = fieldIndex(common.MessageAttitude{}, "Pitch")
+	attYaw          = fieldIndex(common.MessageAttitude{}, "Yaw")
+	sysTimeBootMs   = fieldIndex(common.MessageSystemTime{}, "TimeBootMs")
+	sysTimeUnixUsec = fieldIndex(common.MessageSystemTime{}, "TimeUnixUsec")
 )
+
+// fieldIndex returns the index of the field named name of the message
+// type of msg.
+func fieldIndex(msg any, name string) int {
+	f, ok := reflect.TypeOf(msg).FieldByName(name)
+	if !ok || len(f.Index) != 1 {
+		panic("mav: " + reflect.TypeOf(msg).Name() + " has no field " + name) // a bug, not input
+	}
+	return f.Index[0]
+}
 
 func deg(rad float32) float32 { return rad * (180 / math.Pi) }
 

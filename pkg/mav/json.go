@@ -33,6 +33,19 @@ func (m *TlogMessage) AppendJSON(dst []byte) []byte {
 	return m.info.encoder().append(dst, p[:])
 }
 
+// scalar returns the bits of the message's field i (the index of a
+// number field of its Go type), read from the payload as the encoder
+// places it: the Aligner reads the fields of its frequent messages this
+// way instead of decoding them through reflection.
+func (m *TlogMessage) scalar(i int) uint64 {
+	f := &m.info.encoder().fields[i]
+	var b [8]byte
+	if f.off < len(m.payload) {
+		copy(b[:f.size], m.payload[f.off:]) // v2 drops trailing zero bytes
+	}
+	return binary.LittleEndian.Uint64(b[:])
+}
+
 // Schema returns the JSON schema of the message's type.
 func (m *TlogMessage) Schema() []byte { return m.info.encoder().schema }
 

@@ -137,8 +137,49 @@ func TestMsgJSONReference(t *testing.T) {
 		got := m.AppendJSON(nil)
 		require.Equal(t, referenceMsgJSON(m), string(got), "%s v%d", m.Name, m.Version)
 		require.True(t, json.Valid(got))
+		checkScalars(t, m)
 		n++
 	}
 	require.Equal(t, frames, n, "every frame read: %+v", tr.Stats())
 	require.Greater(t, n, 4000)
+}
+
+// checkScalars compares every number field the payload reader gives
+// (TlogMessage.scalar, what the Aligner reads) with the decoded message.
+func checkScalars(t *testing.T, m *TlogMessage) {
+	t.Helper()
+	v := reflect.ValueOf(m.Message()).Elem()
+	for i, f := range m.info.encoder().fields {
+		if f.n > 0 || f.kind == reflect.String {
+			continue
+		}
+		mask := uint64(1)<<(8*f.size) - 1
+		if f.size == 8 {
+			mask = ^uint64(0)
+		}
+		got := m.scalar(i)
+		var want uint64
+		fv := v.Field(i)
+		switch f.kind {
+		case reflect.Float32:
+			g, w := math.Float32frombits(uint32(got)), float32(fv.Float())
+			if g != w && !(g != g && w != w) {
+				t.Fatalf("%s field %d: %v from the payload, %v decoded", m.Name, i, g, w)
+			}
+			continue
+		case reflect.Float64:
+			g, w := math.Float64frombits(got), fv.Float()
+			if g != w && !(g != g && w != w) {
+				t.Fatalf("%s field %d: %v from the payload, %v decoded", m.Name, i, g, w)
+			}
+			continue
+		case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+			want = uint64(fv.Int())
+		default:
+			want = fv.Uint()
+		}
+		if got&mask != want&mask {
+			t.Fatalf("%s field %d: %#x from the payload, %#x decoded", m.Name, i, got&mask, want&mask)
+		}
+	}
 }

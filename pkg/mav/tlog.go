@@ -240,7 +240,12 @@ type TlogReader struct {
 	last     uint64
 	haveLast bool
 	lost     bool
+	slab     []byte // where the next payloads are copied
 }
+
+// payloadSlab is the size of the blocks messages' payloads are copied
+// into.
+const payloadSlab = 16 << 10
 
 // NewTlogReader returns a reader of the telemetry log in r.
 func NewTlogReader(r io.Reader) *TlogReader {
@@ -393,7 +398,7 @@ func (t *TlogReader) Next() (*TlogMessage, error) {
 			t.discard(tlogStampLen+n, false)
 			continue
 		}
-		m, err := decodeFrame(frame, info)
+		m, err := t.decodeFrame(frame, info)
 		if err != nil {
 			t.stats.BadLength++
 			t.discard(tlogStampLen+n, false)
@@ -430,7 +435,7 @@ func frameID(f []byte) uint32 {
 
 // decodeFrame checks a good frame of a known message and copies its
 // payload (the message is decoded on demand).
-func decodeFrame(f []byte, info *msgInfo) (*TlogMessage, error) {
+func (t *TlogReader) decodeFrame(f []byte, info *msgInfo) (*TlogMessage, error) {
 	m := &TlogMessage{info: info, Name: info.name}
 	var hl int
 	if f[0] == v1Magic {
@@ -446,8 +451,15 @@ func decodeFrame(f []byte, info *msgInfo) (*TlogMessage, error) {
 		return nil, fmt.Errorf("%w: %s of %d bytes in a v1 frame, want %d", ErrTlogLength, info.name, n, info.v1Size)
 	}
 	// A copy with no spare capacity: the decoder may append to it (v2
-	// zero truncation).
-	m.payload = append(make([]byte, 0, n), f[hl:hl+n]...)
+	// zero truncation). Payloads are cut from a slab, one allocation for
+	// many messages; a message keeps its slab alive, as long as it is
+	// kept.
+	if cap(t.slab)-len(t.slab) < n {
+		t.slab = make([]byte, 0, payloadSlab)
+	}
+	k := len(t.slab)
+	t.slab = append(t.slab, f[hl:hl+n]...)
+	m.payload = t.slab[k : k+n : k+n]
 	return m, nil
 }
 
