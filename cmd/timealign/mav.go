@@ -181,7 +181,21 @@ func logProgress(e *env, f *files, what string) *progress {
 	for _, in := range f.ins {
 		total += 2 * in.size
 	}
-	return newProgress(e, what+" "+filepath.Base(f.ins[0].name), total)
+	return newProgress(e, what+" "+logsLabel(f), total)
+}
+
+// logsLabel names a command's logs for its progress bar: the tlog and
+// the BIN, or the number of BINs.
+func logsLabel(f *files) string {
+	s := filepath.Base(f.ins[0].name)
+	switch n := len(f.ins) - 1; n {
+	case 0:
+		return s
+	case 1:
+		return s + " + " + filepath.Base(f.ins[1].name)
+	default:
+		return fmt.Sprintf("%s + %d BINs", s, n)
+	}
 }
 
 // mavRun is the first pass over the logs: the alignment and what the

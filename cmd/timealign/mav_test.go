@@ -671,3 +671,22 @@ func TestMavMergeTies(t *testing.T) {
 	}
 	require.Greater(t, ties, 100)
 }
+
+// TestLogsLabel: the progress bar names the tlog and its BIN, or counts
+// the BINs.
+func TestLogsLabel(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"logs/a.tlog"}, "a.tlog"},
+		{[]string{"logs/a.tlog", "logs/00000001.BIN"}, "a.tlog + 00000001.BIN"},
+		{[]string{"a.tlog", "1.BIN", "2.BIN", "3.BIN"}, "a.tlog + 3 BINs"},
+	} {
+		f := &files{}
+		for _, n := range c.names {
+			f.ins = append(f.ins, &inFile{name: n})
+		}
+		require.Equal(t, c.want, logsLabel(f))
+	}
+}
