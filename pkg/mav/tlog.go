@@ -324,7 +324,9 @@ func (t *TlogReader) parse(f []byte) (n int, c frameCheck, info *msgInfo) {
 
 // Next returns the next message, skipping and counting frames that are not
 // good messages; io.EOF at the end (also after a truncated last record,
-// counted in Stats().Truncated).
+// counted in Stats().Truncated). Messages stay valid after later calls;
+// payloads share 16 KB blocks, so a message kept for long keeps its
+// block in memory (copy what is needed of a few to keep them).
 func (t *TlogReader) Next() (*TlogMessage, error) {
 	for {
 		p, err := t.br.Peek(tlogStampLen + maxFrameLen)
