@@ -258,6 +258,13 @@ func (m *mcapWriter) flush() error {
 	if m.n == 0 && len(m.buf) == 0 {
 		return nil
 	}
+	// The chunk before goes out first: its job, buffer and indexes are
+	// then free for this one (two chunk buffers in all, not three).
+	if len(m.pending) == cap(m.pending) {
+		if err := m.writeNext(); err != nil {
+			return err
+		}
+	}
 	var j *chunkJob
 	select {
 	case j = <-m.free:
@@ -284,11 +291,6 @@ func (m *mcapWriter) flush() error {
 		j.idx = append(j.idx, full)
 	}
 	m.order, m.n, m.start, m.end = m.order[:0], 0, 0, 0
-	if len(m.pending) == cap(m.pending) {
-		if err := m.writeNext(); err != nil {
-			return err
-		}
-	}
 	m.pending <- j
 	m.jobs <- j
 	return nil
