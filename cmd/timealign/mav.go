@@ -237,6 +237,7 @@ func alignLogs(f *files, cfg mav.Config, ignoreCRC bool, pr *progress) (*mavRun,
 	}
 	reads := make([]binRead, nb)
 	ctx, cancel := context.WithCancel(f.e.ctx)
+	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -282,7 +283,6 @@ func alignLogs(f *files, cfg mav.Config, ignoreCRC bool, pr *progress) (*mavRun,
 		cancel() // the BINs' reading stops at its next read
 	}
 	<-done
-	cancel()
 	if terr != nil {
 		return nil, terr
 	}

@@ -86,19 +86,10 @@ func (info *msgInfo) load() *msgInfo {
 		info.rw = rw
 		info.v1Size = len(rw.Write(reflect.New(t).Interface().(message.Message), false).Payload)
 		if f, ok := t.FieldByName("TimeBootMs"); ok && f.Type.Kind() == reflect.Uint32 {
-			// Find the field on the wire: encode a message whose only
-			// non-zero field is a marker.
-			probe := reflect.New(t)
-			probe.Elem().Field(f.Index[0]).SetUint(0xA1B2C3D4)
-			raw := rw.Write(probe.Interface().(message.Message), true).Payload
-			for i := 0; i+4 <= len(raw); i++ {
-				if binary.LittleEndian.Uint32(raw[i:]) == 0xA1B2C3D4 {
-					info.boot, info.bootOff = f.Index[0], i
-					break
-				}
-			}
-			// Not found cannot happen with gomavlib's encoder: then the
-			// message is taken to have no time_boot_ms.
+			// Where the field lies on the wire, found as the JSON
+			// encoder finds each of its fields.
+			info.boot = f.Index[0]
+			info.bootOff = fieldOffset(info, t, f.Index[0], msgField{kind: reflect.Uint32, size: 4})
 		}
 	})
 	return info
