@@ -159,9 +159,14 @@ type TopicReport struct {
 	// consecutive log times.
 	JitterBefore Summary `json:"jitter_before"`
 	JitterAfter  Summary `json:"jitter_after"`
-	Correction   Summary `json:"correction"`
-	Latency      Summary `json:"latency"`
-	Arrival      Summary `json:"arrival_interval"`
+	// Uncorrected counts the stamps the estimator left as received (minus
+	// the least delay): the fit's warm-up, a sample after a loss it had
+	// not yet decided, a fit that did not hold. "After" leaves out the
+	// intervals that touch them.
+	Uncorrected uint64  `json:"uncorrected"`
+	Correction  Summary `json:"correction"`
+	Latency     Summary `json:"latency"`
+	Arrival     Summary `json:"arrival_interval"`
 	// Gaps counts the places where the estimator found samples missing,
 	// Missing (= EstimatedLosses, the estimator's count) how many;
 	// LongestGaps the longest.
@@ -243,24 +248,26 @@ type Report struct {
 
 // topicState is an Analyzer's state for one topic.
 type topicState struct {
-	r        *TopicReport
-	plots    topicPlots
-	est      *tsest.Estimator
-	pll      *pll.PLL
-	prevHdr  stamp.Time
-	prevEst  stamp.Time
-	prevLog  stamp.Time
-	have     bool
-	prevBad  bool // the previous stamp repeated or went back
-	haveLog  bool
-	jb, ja   Hist
-	corr     Hist
-	lat      Hist
-	arr      Hist
-	gaps     []Gap
-	syncIdx  int // index among the sync topics, -1
-	firstLat time.Duration
-	decided  bool
+	r       *TopicReport
+	plots   topicPlots
+	est     *tsest.Estimator
+	pll     *pll.PLL
+	prevHdr stamp.Time
+	prevEst stamp.Time
+	prevLog stamp.Time
+	have    bool
+	prevBad bool // the previous stamp repeated or went back
+	// prevUncorrected: the estimator left the previous stamp as received.
+	prevUncorrected bool
+	haveLog         bool
+	jb, ja          Hist
+	corr            Hist
+	lat             Hist
+	arr             Hist
+	gaps            []Gap
+	syncIdx         int // index among the sync topics, -1
+	firstLat        time.Duration
+	decided         bool
 }
 
 // Analyzer accumulates the analysis of a stream of messages, fed in log
@@ -457,6 +464,10 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 	if err != nil {
 		est = hdr
 	}
+	uncorrected := err != nil || ts.est.Uncorrected()
+	if uncorrected {
+		r.Uncorrected++
+	}
 	switch lost := ts.est.LostSamples(); {
 	case lost > lost0 && ts.have:
 		// The estimator found samples missing before this one: a gap.
@@ -499,10 +510,13 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 				ts.plots.jitBefore.Add(dev)
 			}
 			// Gaps are found on the estimates: a late stamp in a
-			// heavy-tailed jitter is no gap.
+			// heavy-tailed jitter is no gap. "After" is measured between
+			// estimates of the model: one the estimator left uncorrected
+			// (its receive stamp: the fit's warm-up, a sample after a
+			// loss not yet decided) is counted apart, in Uncorrected.
 			de := est.Sub(ts.prevEst)
 			ke := int64(math.Round(float64(de) / float64(p)))
-			if ke >= 1 {
+			if ke >= 1 && !uncorrected && !ts.prevUncorrected {
 				dev := de - time.Duration(ke)*p
 				ts.ja.Add(dev)
 				ts.plots.jitAfter.Add(dev)
@@ -510,6 +524,7 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 		}
 	}
 	ts.prevHdr, ts.prevEst, ts.have, ts.prevBad = hdr, est, true, bad
+	ts.prevUncorrected = uncorrected
 	if ts.syncIdx >= 0 && a.sync != nil {
 		a.sr.Messages[ts.syncIdx]++
 		a.sync.Add(tsync.Message[struct{}]{Topic: ts.syncIdx, Stamp: hdr, Arrival: logTime})

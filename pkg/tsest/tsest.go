@@ -15,6 +15,20 @@ import (
 // memory stays bounded whatever the input.
 const MaxWindowSamples = 1 << 20
 
+// longWindows is how many windows the long hulls switch after: their fit
+// spans three to six windows. A fit's slope error, for a lower envelope of
+// n points over a span S with jitter J, is about J/(n·S): three times the
+// span is about a ninth of the error, which brings the estimates to the
+// limit of a perfect period (the least delay over a window) on steady
+// streams, while a period that drifts (a few ppm a second) still moves the
+// chord little over six windows; a period that changes faster is caught by
+// the change test (checkChange) and restarts the fit.
+const longWindows = 3.5
+
+// priorFits is how many fits a period measured before a restart weighs in
+// the new fit's smoothed slope (see Estimator.restart).
+const priorFits = 256
+
 // fitEvery is how often (in updates) the smoothed period takes in the
 // hull's fitted slope.
 const fitEvery = 4
@@ -160,15 +174,25 @@ type Status struct {
 	// Backward counts receive stamps earlier than the previous sample's;
 	// each still got an estimate (the JSON name is that of the status
 	// message's field).
-	Backward     uint64 `json:"rejected_backward"`
-	Duplicates   uint64 `json:"duplicate_stamps"`    // same stamp as the previous (a burst)
-	DupIndexes   uint64 `json:"rejected_duplicates"` // same index as the previous
-	Gaps         uint64 `json:"gaps"`                // gaps longer than the window
-	ClockSteps   uint64 `json:"clock_steps_back"`    // host clock steps back detected
-	IndexResets  uint64 `json:"index_resets"`        // counter resets or absurd jumps
-	Recounts     uint64 `json:"loss_recounts"`       // inferred losses taken back (a sample came a period early)
-	Resets       uint64 `json:"resets"`              // calls to Reset
-	HaveEstimate bool   `json:"have_estimate"`
+	Backward    uint64 `json:"rejected_backward"`
+	Duplicates  uint64 `json:"duplicate_stamps"`    // same stamp as the previous (a burst)
+	DupIndexes  uint64 `json:"rejected_duplicates"` // same index as the previous
+	Gaps        uint64 `json:"gaps"`                // gaps longer than the window
+	ClockSteps  uint64 `json:"clock_steps_back"`    // host clock steps back detected
+	IndexResets uint64 `json:"index_resets"`        // counter resets or absurd jumps
+	Recounts    uint64 `json:"loss_recounts"`       // inferred losses taken back (a sample came a period early)
+	Resets      uint64 `json:"resets"`              // calls to Reset
+	// Uncorrected: the last estimate is the receive stamp minus the least
+	// delay, not the model's (warm-up, a suspect whose loss is undecided,
+	// a line that does not hold there); UncorrectedSamples counts them.
+	Uncorrected        bool   `json:"uncorrected"`
+	UncorrectedSamples uint64 `json:"uncorrected_samples"`
+	// PeriodChanges counts the times the line stopped fitting the
+	// stream (the samples all above it or all below it for a quarter
+	// window, or a steady multiple of the period) and the fit restarted
+	// on the recent samples.
+	PeriodChanges uint64 `json:"period_changes"`
+	HaveEstimate  bool   `json:"have_estimate"`
 	// Ambiguous: without a configured Period, the samples lie on average
 	// more than 0.45 period above the fitted line (a jitter of about 90 %
 	// of the period or more), so a late sample cannot be told from a
@@ -203,17 +227,42 @@ type Estimator struct {
 	haveLine bool
 	period   float64 // ns
 	smooth   float64 // smoothed fitted slope, ns per sample
-	fits     int
+	// long: the same points in hulls switched every longWindows windows
+	// (longFrom: when its younger one started), whose fitted slope
+	// (longSlope, 0 for none) is the period once it spans more than the
+	// window's hulls.
+	long      hull.Switching
+	longFrom  stamp.Time
+	longSlope float64
+	fits      int
+	priorN    float64 // fits the prior period weighs (restart)
+	// fitHeight: the largest height above the line of the current
+	// fit's samples, which bounds how far an estimate may be from its
+	// receive stamp.
+	fitHeight float64
+	// The change test's run (checkChange): its length, least and
+	// greatest height above the line, and the steady multiple of the
+	// period its samples came at (0: none).
+	chN          int
+	chMin, chMax float64
+	chMult       int64
+	chRun        int // records in a row: above (> 0) or below (< 0)
+	chMultRun    int // samples in a row at the multiple chMult
+	// lastChange: when the last change was found; unsettled: the one
+	// before was within unsettledWindows, so the estimates are the
+	// receive stamps until a fit holds for a window.
+	lastChange stamp.Time
+	unsettled  bool
 
 	// A suspect sample (late by at least 0.9 period) is held out of the
 	// hulls until the next sample tells whether it followed a loss or was
 	// late; its estimate is given at once.
 	pending   bool
 	pendT     stamp.Time
-	pendFrom  int64   // index before the suspect
-	pendLost  int64   // whole periods late it showed
-	pendGuess int64   // losses assumed when it was stamped
-	frac      float64 // periods the suspect's stamp is moved towards a loss
+	pendFrom  int64 // index before the suspect
+	pendLost  int64 // whole periods late it showed
+	pendGuess int64 // losses assumed when it was stamped
+	pendSure  bool  // the guess is the stream's habit (its suspects have been losses)
 	losses    uint64
 	bursts    uint64
 	lateOnly  uint64
@@ -299,8 +348,9 @@ func (e *Estimator) Config() Config { return e.cfg }
 // are kept and Resets counts the call.
 func (e *Estimator) Reset() {
 	st := e.st
-	*e = Estimator{cfg: e.cfg, window: e.window, idxMask: e.idxMask, hulls: e.hulls, refHulls: e.refHulls}
+	*e = Estimator{cfg: e.cfg, window: e.window, idxMask: e.idxMask, hulls: e.hulls, refHulls: e.refHulls, long: e.long}
 	e.hulls.Clear()
+	e.long.Clear()
 	e.refHulls.Clear()
 	e.prior = float64(e.cfg.Period)
 	e.period = e.prior
@@ -351,6 +401,10 @@ func (e *Estimator) Latency() time.Duration { return ns(e.latency) }
 // MaxJitter returns the largest receive time minus line seen since reset.
 func (e *Estimator) MaxJitter() time.Duration { return e.st.MaxJitter }
 
+// Uncorrected reports whether the last estimate was the receive stamp minus
+// the least delay rather than the model's (see Status.Uncorrected).
+func (e *Estimator) Uncorrected() bool { return e.st.Uncorrected }
+
 // LostSamples returns the number of lost samples so far.
 func (e *Estimator) LostSamples() uint64 { return e.st.LostSamplesTotal }
 
@@ -380,11 +434,26 @@ func (e *Estimator) restart(t stamp.Time) {
 		e.st.BaseTimeResetOffset = t.Sub(predicted)
 		e.st.BaseTimeResets++
 	}
+	// A period the previous fit measured (not one configured, nor a
+	// young fit's) weighs in the new fit's smoothed slope as the fits of
+	// the samples it was measured over (priorN): the new fit's first
+	// slopes, over a few samples, are far less precise.
+	e.priorN = 0
+	if e.period > 0 && e.mature && e.started {
+		n := e.hulls.Answering().Count()
+		if e.longSlope > 0 {
+			n = e.long.Answering().Count()
+		}
+		e.priorN = float64(n) / fitEvery
+	}
 	if e.period > 0 {
 		e.prior = e.period
 	}
 	e.hulls.Clear()
 	e.hulls.Young().Clear()
+	e.long.Clear()
+	e.longSlope = 0
+	e.longFrom = t
 	e.started = true
 	e.baseT, e.baseK = t, e.k
 	e.youngFrom = t
@@ -394,6 +463,8 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.highFrac, e.highN = 0, 0
 	e.mature = false
 	e.fits = 0
+	e.fitHeight = 0
+	e.chN, e.chRun, e.chMultRun = 0, 0, 0
 	e.dupRun, e.advanced = 0, false
 	// The indexes may not follow on across a restart: the references are
 	// forgotten, and the last latency stands in until the next one.
@@ -549,10 +620,18 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	// Fit.
 	x := float64(e.k - e.baseK)
 	y := float64(t.Sub(e.baseT)) // saturated: only a window as long as the stamps could overflow
+	if e.checkChange(t, x, y, hold) {
+		x, y, hold = 0, 0, false
+	}
 	if hold {
 		e.pendT = t
 	} else {
 		e.hulls.Push(x, y)
+		e.long.Push(x, y)
+	}
+	if float64(t.Sub(e.longFrom)) >= longWindows*e.window || e.long.Young().Count() >= MaxWindowSamples {
+		e.long.Switch()
+		e.longFrom = t
 	}
 	if young := e.hulls.Young(); t.Sub(e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
 		e.switchHulls(t)
@@ -563,15 +642,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	if e.pendN > 0 && e.placing() {
 		e.placePending()
 	}
-	est := t.Add(-ns(e.latency))
-	if e.haveLine {
-		lv := e.line.At(x)
-		e.judgeJitter(y - lv)
-		if jit := ns(y - lv); jit > e.st.MaxJitter {
-			e.st.MaxJitter = jit
-		}
-		est = e.estimateAt(x)
-	}
+	est, corrected := e.estimate(t, x, y, hold)
 	// Never acquired after it was received (with references, MinLatency
 	// no longer bounds the latency).
 	if lim := t.Add(-e.cfg.MinLatency); !e.haveRef && est > lim {
@@ -583,10 +654,170 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		est = e.lastEst // estimates never go back
 	}
 	e.lastRecv, e.lastEst, e.recvK = t, est, e.k
+	e.st.Uncorrected = !corrected
+	if !corrected {
+		e.st.UncorrectedSamples++
+	}
 	e.st.Samples++
 	e.st.Stamp = est
 	e.st.LastCorrection = t.Sub(est)
 	return est, nil
+}
+
+// estimate returns the estimate of the sample received at t, at (x, y) in
+// the fit's coordinates (held out of the hulls if hold), and whether it is
+// the model's. It is the line minus the latency where the model can be
+// trusted there and the result is plausible: no earlier than t minus the
+// latency, the largest height above the line the fit has shown and one
+// period. Elsewhere (no line, a fit too young to judge, a suspect whose
+// loss is not yet decided, a line that no longer fits) it is the receive
+// stamp minus the least delay: never worse than the raw stamp.
+func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time, bool) {
+	if !e.haveLine {
+		return t.Add(-ns(e.latency)), false
+	}
+	e.refLatency(x)
+	fallback := t.Add(-ns(e.latency))
+	height := y - e.line.At(x)
+	e.judgeJitter(height)
+	if jit := ns(height); jit > e.st.MaxJitter {
+		e.st.MaxJitter = jit
+	}
+	if hold && !e.suspectPlaced(height) {
+		// A suspect whose loss the next samples will decide: its receive
+		// stamp, never a period off.
+		return fallback, false
+	}
+	h := e.hulls.Answering()
+	if e.unsettled && t.Sub(e.baseT) >= e.cfg.Window {
+		e.unsettled = false
+	}
+	if e.warm || e.period <= 0 || h.Count() < 8 && e.priorN == 0 || e.unsettled {
+		e.fitHeight = max(e.fitHeight, height)
+		return fallback, false
+	}
+	// A young fit is held to the heights its samples have shown (its
+	// slope may still be off); a mature one is trusted, and the change
+	// test restarts it where the stream leaves its line.
+	est := e.estimateAt(x)
+	lim := t.Add(-ns(max(e.fitHeight, 0) + e.latency))
+	e.fitHeight = max(e.fitHeight, height)
+	if !e.mature && est < lim {
+		return lim, false
+	}
+	return est, true
+}
+
+// checkChange tests whether the line still fits the stream, with the
+// sample at (x, y) before it joins the fit (held: a suspect, whose height
+// is not judged). The line is a lower envelope: samples lie on and above
+// it, the lowest of any run close to it. Where a run of a quarter window
+// (at least 32 samples) lies all above it by more than half the fit's mean
+// height (the period grew), or all below it by as much (the period
+// shrank), or where changeMultiples samples in a row each came the same
+// whole number of periods (2 or more) after the one before (the rate fell
+// to a fraction), or where changeRecords samples in a row are records (a
+// ramp), the line
+// no longer fits (the records are judged from the eighth sample of a fit,
+// the runs once it is mature): the fit restarts at this sample, its period
+// unknown (or that multiple), and the change is counted (Status.PeriodChanges). It
+// returns whether it restarted.
+func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
+	if !e.haveLine || e.warm || e.period <= 0 || e.cfg.NeverInferLoss || e.ambiguous || e.hulls.Answering().Count() < 8 || e.dupRun > 0 {
+		e.chN, e.chRun, e.chMultRun = 0, 0, 0
+		return false
+	}
+	pre := y - e.line.At(x)
+	mult := int64(0)
+	if gap := float64(t.Sub(e.lastRecv)); gap >= 1.75*e.period {
+		if r := math.Round(gap / e.period); math.Abs(gap-r*e.period) < 0.25*e.period {
+			mult = int64(r)
+		}
+	}
+	if e.chN == 0 {
+		e.chMin, e.chMax = math.Inf(1), math.Inf(-1)
+	}
+	e.chN++
+	if mult == 0 || mult != e.chMult {
+		e.chMult, e.chMultRun = mult, 0
+	}
+	e.chMultRun++
+	changed := false
+	period := 0.0
+	if e.chMult >= 2 && e.chMultRun >= changeMultiples {
+		changed, period = true, float64(e.chMult)*e.period
+	}
+	if !held {
+		e.chMin, e.chMax = min(e.chMin, pre), max(e.chMax, pre)
+		// A run of records: each sample higher above the line than any
+		// of the fit before it, or each a quarter period below it. Four
+		// in a row do not happen by chance on a line that holds (with
+		// independent delays, the n-th sample is a record with
+		// probability 1/n); a ramp makes every sample one.
+		switch {
+		case pre > e.fitHeight && pre > 0.02*e.period:
+			e.chRun = max(e.chRun, 0) + 1
+		case pre < -0.25*e.period:
+			e.chRun = min(e.chRun, 0) - 1
+		default:
+			e.chRun = 0
+		}
+		changed = e.chRun >= changeRecords || e.chRun <= -changeRecords
+	}
+	if need := max(32, int(e.window/e.period/4)); e.chN >= need && e.mature {
+		e.chN = 0
+		h := e.hulls.Answering()
+		mx, my := h.Mean()
+		theta := 0.5 * max(my-e.line.At(mx), 0)
+		if e.chMin > theta && e.chMin > 0.02*e.period || e.chMax < -theta && e.chMax < -0.02*e.period {
+			changed = true
+		}
+	}
+	if !changed {
+		return false
+	}
+	e.st.PeriodChanges++
+	// A change within a few windows of the previous one: the period is
+	// moving (a ramp), and a fit of a window cannot follow it. The
+	// estimates stay the receive stamps until a fit has held for a
+	// window.
+	e.unsettled = e.st.PeriodChanges > 1 && float64(t.Sub(e.lastChange)) < unsettledWindows*e.window
+	e.lastChange = t
+	e.pending = false
+	e.period, e.smooth, e.prior = period, period, period
+	e.restart(t)
+	return true
+}
+
+// changeMultiples is how many samples in a row, each the same whole
+// number (2 or more) of periods after the one before, make a change of
+// rate (a camera from 30 to 15 fps).
+const changeMultiples = 8
+
+// unsettledWindows: a change this many windows or fewer after the
+// previous one leaves the estimator unsettled (Estimator.checkChange).
+const unsettledWindows = 4
+
+// changeRecords is how many records in a row (samples above every height
+// the fit has shown, or a quarter period below the line) make a change.
+const changeRecords = 4
+
+// suspectPlaced reports whether a suspect (a sample at height above the
+// line, late by a period or more) is placed by the fit at the index its
+// guess gave: where the stream's suspects have been losses (pendSure), or
+// where it is taken as late (no loss guessed) and the stream has shown
+// delays of that size (its suspects have mostly turned out late, or the
+// fit's samples have been half as high).
+func (e *Estimator) suspectPlaced(height float64) bool {
+	switch {
+	case e.pendSure:
+		return true
+	case e.pendGuess != 0:
+		return false
+	case e.lateOnly+e.bursts > 2*e.losses:
+		return true
+	}
+	return e.fitHeight >= 0.5*height
 }
 
 // onLine reports whether t is on or above the line's prediction for index
@@ -608,7 +839,6 @@ func (e *Estimator) predict(t stamp.Time, step int64) stamp.Time {
 		e.wuOff = true // the warm-up's samples no longer have consecutive indexes
 	}
 	e.tickAnnounced()
-	e.frac = 0
 	est := e.lastEst
 	ahead := ns(float64(e.k-e.recvK) * e.period)
 	switch {
@@ -755,14 +985,7 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		guess = late - 1
 	}
 	e.pending, e.pendFrom, e.pendLost, e.pendGuess = true, e.k, late, guess
-	if rest := late - guess; rest > 0 && e.losses > 0 {
-		// Late or lost, the next sample will tell; until then the stamp
-		// that errs least on average is between the two, weighted by how
-		// often the stream's suspects have turned out to follow losses.
-		// A stream that never lost a sample keeps the late stamp.
-		p := float64(e.losses) / float64(e.losses+e.bursts+e.lateOnly+e.st.Recounts+1)
-		e.frac = p * float64(rest)
-	}
+	e.pendSure = guess > 0 && guess == late
 	if guess > 0 {
 		e.inferred++
 		e.losses++
@@ -806,6 +1029,7 @@ func (e *Estimator) flushPending(lost int64) {
 	}
 	k := e.pendFrom + 1 + lost
 	e.hulls.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
+	e.long.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
 }
 
 // settleWarmup ends the warm-up: the samples' intervals, against their
@@ -909,6 +1133,7 @@ func (e *Estimator) settleWarmup() {
 		return
 	}
 	e.hulls.Clear()
+	e.long.Clear()
 	e.refHulls.Clear() // their indexes moved too
 	e.anchorOK = false
 	x := int64(0)
@@ -917,7 +1142,9 @@ func (e *Estimator) settleWarmup() {
 			x += 1 + lost[i-1]
 		}
 		e.hulls.Push(float64(x), float64(e.wu[i].Sub(e.baseT)))
+		e.long.Push(float64(x), float64(e.wu[i].Sub(e.baseT)))
 	}
+	e.longSlope = 0
 	e.k = e.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
 	e.taint += uint64(extra)
@@ -937,6 +1164,7 @@ func (e *Estimator) switchHulls(t stamp.Time) {
 	e.hulls.Answering().Shift(float64(dk), float64(dy))
 	e.refHulls.Switch()
 	e.refHulls.Answering().Shift(float64(dk), float64(dy))
+	e.long.Shift(float64(dk), float64(dy))
 	e.baseK += dk
 	e.baseT = e.baseT.Add(dy)
 	e.youngFrom = t
@@ -981,9 +1209,29 @@ func (e *Estimator) fit(t stamp.Time) {
 				a := min(1, max(fitEvery*e.smooth/e.window, 3/float64(e.fits/fitEvery)))
 				e.smooth += a * (l.M - e.smooth)
 			}
+			e.longSlope = 0
+			if lh := e.long.Answering(); lh.Vertices() >= 2 && lh.Span() > h.Span() {
+				if ll, _ := lh.Fit(lo, hi); ll.M >= minPeriod {
+					e.longSlope = ll.M
+				}
+			}
 		}
-		e.line, e.haveLine = h.Support(e.smooth), true
-		e.period = e.smooth
+		// The slope: the long hull's where it spans more than the
+		// window's (see longWindows), else the window's smoothed one.
+		m := e.smooth
+		switch {
+		case e.longSlope > 0:
+			m = e.longSlope
+		case e.priorN > 0:
+			// A period measured before a restart weighs against the new
+			// fit's by their precision, as the cube of the samples each
+			// was fitted over (n points over a span of n: (n·n)² / n).
+			n := float64(h.Count()) / fitEvery
+			w := n * n * n / (n*n*n + e.priorN*e.priorN*e.priorN)
+			m = e.prior + w*(e.smooth-e.prior)
+		}
+		e.line, e.haveLine = h.Support(m), true
+		e.period = m
 		return
 	}
 	l, _ := h.Fit(lo, hi)
@@ -1144,11 +1392,10 @@ func (e *Estimator) refLatency(x float64) {
 }
 
 // estimateAt returns the estimate for index x (relative to the base): the
-// line minus the latency, moved by frac periods (a suspect's stamp).
+// line minus the latency.
 func (e *Estimator) estimateAt(x float64) stamp.Time {
 	e.refLatency(x)
-	est := e.baseT.Add(ns(e.line.At(x) + e.frac*e.period - e.latency))
-	e.frac = 0
+	est := e.baseT.Add(ns(e.line.At(x) - e.latency))
 	return est
 }
 

@@ -224,6 +224,7 @@ func addCounters(s, base tsest.Status) tsest.Status {
 		{&s.Backward, &base.Backward}, {&s.Duplicates, &base.Duplicates}, {&s.DupIndexes, &base.DupIndexes},
 		{&s.Gaps, &base.Gaps}, {&s.ClockSteps, &base.ClockSteps}, {&s.IndexResets, &base.IndexResets},
 		{&s.Recounts, &base.Recounts}, {&s.Resets, &base.Resets}, {&s.Ambiguities, &base.Ambiguities},
+		{&s.UncorrectedSamples, &base.UncorrectedSamples}, {&s.PeriodChanges, &base.PeriodChanges},
 	} {
 		*f.to += *f.from
 	}
@@ -289,6 +290,14 @@ func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
 	if n := since(s.Estimator.Gaps, prev.Estimator.Gaps); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d gaps longer than the window", n))
 	}
+	if n := since(s.Estimator.PeriodChanges, prev.Estimator.PeriodChanges); n > 0 {
+		d.Raise(nodekit.Warn, fmt.Sprintf("the period changed %d times (now %v): the fit restarted on the recent samples", n, s.Estimator.Period))
+	}
+	if n, of := since(s.Estimator.UncorrectedSamples, prev.Estimator.UncorrectedSamples), since(s.Estimator.Samples, prev.Estimator.Samples); n > 0 && 2*n >= of && s.Estimator.HaveEstimate {
+		// A few after a loss or a restart are normal; most of them is a
+		// stream the model does not hold for (a period that keeps moving).
+		d.Raise(nodekit.Warn, fmt.Sprintf("%d of %d stamps left uncorrected (receive stamp minus the least delay): the fit does not hold", n, of))
+	}
 	e := s.Estimator
 	d.Add("period", e.Period)
 	d.Add("latency", e.Latency)
@@ -299,6 +308,9 @@ func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
 	d.Add("backward_stamps", e.Backward)
 	d.Add("rejected_references", e.RejectedReferences)
 	d.Add("window_size", e.WindowSize)
+	d.Add("uncorrected", e.Uncorrected)
+	d.Add("uncorrected_samples", e.UncorrectedSamples)
+	d.Add("period_changes", e.PeriodChanges)
 	d.Add("messages_in", s.MessagesIn)
 	d.Add("messages_out", s.MessagesOut)
 	d.Add("dropped_rejected", s.DroppedRejected)
