@@ -204,11 +204,3 @@ func (s *Switching) Shift(dx, dy float64) {
 	s.old.Shift(dx, dy)
 	s.new.Shift(dx, dy)
 }
-
-// CopyFrom makes h a copy of o (its vertices, count and sums), reusing h's
-// memory: O(vertices).
-func (h *Lower) CopyFrom(o *Lower) {
-	p := append(h.p[:0], o.p...)
-	*h = *o
-	h.p = p
-}

@@ -240,6 +240,7 @@ type Estimator struct {
 	// fit's samples, which bounds how far an estimate may be from its
 	// receive stamp.
 	fitHeight float64
+	fitN      int // samples fitHeight has seen
 	// The change test's run (checkChange): its length, least and
 	// greatest height above the line, and the steady multiple of the
 	// period its samples came at (0: none).
@@ -284,6 +285,7 @@ type Estimator struct {
 	warm bool
 	wu   [warmup]stamp.Time
 	wuN  int
+	wuX  [warmup]int64 // their indexes from the base, once settled
 	// wuOff: the intervals no longer show the losses (losses were
 	// announced, or a sample with a wrong stamp took an index, during the
 	// warm-up).
@@ -463,7 +465,7 @@ func (e *Estimator) restart(t stamp.Time) {
 	e.highFrac, e.highN = 0, 0
 	e.mature = false
 	e.fits = 0
-	e.fitHeight = 0
+	e.fitHeight, e.fitN = 0, 0
 	e.chN, e.chRun, e.chMultRun = 0, 0, 0
 	e.dupRun, e.advanced = 0, false
 	// The indexes may not follow on across a restart: the references are
@@ -602,6 +604,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 				e.wu[e.wuN] = t
 				e.wuN++
 				e.settleWarmup()
+				e.seedHeights()
 			}
 			var lost int64
 			lost, hold = e.inferLoss(t)
@@ -688,12 +691,16 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 		// stamp, never a period off.
 		return fallback, false
 	}
-	h := e.hulls.Answering()
 	if e.unsettled && t.Sub(e.baseT) >= e.cfg.Window {
 		e.unsettled = false
 	}
-	if e.warm || e.period <= 0 || h.Count() < 8 && e.priorN == 0 || e.unsettled {
-		e.fitHeight = max(e.fitHeight, height)
+	if e.warm || e.period <= 0 || !e.mature && e.priorN == 0 || e.unsettled {
+		if !e.warm && !hold {
+			// (During the warm-up the line does not know the losses yet:
+			// a sample after one is a period high.)
+			e.fitHeight = max(e.fitHeight, height)
+			e.fitN++
+		}
 		return fallback, false
 	}
 	// A young fit is held to the heights its samples have shown (its
@@ -702,7 +709,8 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 	est := e.estimateAt(x)
 	lim := t.Add(-ns(max(e.fitHeight, 0) + e.latency))
 	e.fitHeight = max(e.fitHeight, height)
-	if !e.mature && est < lim {
+	e.fitN++
+	if !e.mature && est < lim && e.fitN > 8 {
 		return lim, false
 	}
 	return est, true
@@ -755,7 +763,7 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 		// independent delays, the n-th sample is a record with
 		// probability 1/n); a ramp makes every sample one.
 		switch {
-		case pre > e.fitHeight && pre > 0.02*e.period:
+		case pre > e.fitHeight && pre > 0.02*e.period && e.fitN >= 8:
 			e.chRun = max(e.chRun, 0) + 1
 		case pre < -0.25*e.period:
 			e.chRun = min(e.chRun, 0) - 1
@@ -806,8 +814,8 @@ const changeRecords = 4
 // line, late by a period or more) is placed by the fit at the index its
 // guess gave: where the stream's suspects have been losses (pendSure), or
 // where it is taken as late (no loss guessed) and the stream has shown
-// delays of that size (its suspects have mostly turned out late, or the
-// fit's samples have been half as high).
+// delays of that size (its suspects have mostly turned out late, or, before
+// any suspect was decided, the fit's samples have been half as high).
 func (e *Estimator) suspectPlaced(height float64) bool {
 	switch {
 	case e.pendSure:
@@ -816,6 +824,8 @@ func (e *Estimator) suspectPlaced(height float64) bool {
 		return false
 	case e.lateOnly+e.bursts > 2*e.losses:
 		return true
+	case e.losses > 0:
+		return false // its suspects have been losses and delays alike
 	}
 	return e.fitHeight >= 0.5*height
 }
@@ -1039,6 +1049,9 @@ func (e *Estimator) flushPending(lost int64) {
 // their indexes.
 func (e *Estimator) settleWarmup() {
 	e.warm = false
+	for i := range e.wuX {
+		e.wuX[i] = int64(i)
+	}
 	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss || e.wuOff {
 		return // the hulls switched during the warm-up: a very short window
 	}
@@ -1143,13 +1156,35 @@ func (e *Estimator) settleWarmup() {
 		}
 		e.hulls.Push(float64(x), float64(e.wu[i].Sub(e.baseT)))
 		e.long.Push(float64(x), float64(e.wu[i].Sub(e.baseT)))
+		e.wuX[i] = x
 	}
 	e.longSlope = 0
 	e.k = e.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
+	// The stream has shown that it loses samples: its next suspects are
+	// not taken for delays without a second look (suspectPlaced).
+	for _, n := range lost {
+		if n > 0 {
+			e.losses++
+		}
+	}
 	e.taint += uint64(extra)
 	e.smooth, e.fits = 0, 0
 	e.fit(e.wu[e.wuN-2]) // the line the newest sample is judged against
+}
+
+// seedHeights gives a fit that ends its warm-up the heights of the
+// warm-up's samples above its line, at the indexes settleWarmup placed
+// them at: the heights its next samples are judged against.
+func (e *Estimator) seedHeights() {
+	if !e.haveLine || e.baseT != e.wu[0] || e.wuOff {
+		return
+	}
+	for i := range e.wuN - 1 {
+		h := float64(e.wu[i].Sub(e.baseT)) - e.line.At(float64(e.wuX[i]))
+		e.fitHeight = max(e.fitHeight, h)
+		e.fitN++
+	}
 }
 
 // switchHulls lets the younger hull answer and re-bases the coordinates on
