@@ -310,6 +310,7 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 			jsonPath = filepath.Join(jsonPath, b.Name()+".json")
 		}
 	}
+	rep.SetFixCommand(func(apply []string) string { return fixCommand(b, apply) })
 	title := fmt.Sprintf("%s (%s, %d file(s), %s)", b.Path, b.Storage, len(b.Files), humanSize(b.Size()))
 	fmt.Fprintf(w, "%s: %d messages, %.3f s\n", title, rep.Messages, rep.End.Sub(rep.Start).Seconds())
 	if err := rep.WriteTable(w); err != nil {
@@ -365,4 +366,23 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 		return errSkipped
 	}
 	return nil
+}
+
+// fixCommand is the bag fix command line that applies the corrections
+// apply (--apply arguments) to b, into a bag beside it.
+func fixCommand(b *bag.Bag, apply []string) string {
+	out := filepath.Join(filepath.Dir(filepath.Clean(b.Path)), b.Name()+"-fixed")
+	args := []string{"timealign", "bag", "fix", shellWord(b.Path), shellWord(out)}
+	for _, a := range apply {
+		args = append(args, "--apply", shellWord(a))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellWord quotes s for a POSIX shell where it needs quoting.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

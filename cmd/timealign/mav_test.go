@@ -146,7 +146,7 @@ func TestMavMergeReportInstances(t *testing.T) {
 	require.NoError(t, err)
 	rows := map[string][]string{}
 	for _, l := range strings.Split(html.UnescapeString(string(page)), "\n") {
-		if f := strings.Fields(l); len(f) > 10 && strings.HasPrefix(f[0], "/bin/IMU") {
+		if f := strings.Fields(l); len(f) > 10 && strings.HasPrefix(f[0], "/bin/IMU") && f[1] == "IMU" { // the table's rows
 			rows[f[0]] = f
 		}
 	}

@@ -37,6 +37,10 @@ const (
 	// 0.36; a periodic stream with a jitter std of a fifth of its period
 	// and 20 % loss about 0.9.
 	MinRegular = 0.6
+	// MinSpan is the shortest span of a periodic stream: a run of records
+	// written within less is a dump (ArduPilot writes its UNIT and MULT
+	// tables a few microseconds apart).
+	MinSpan = 100 * time.Millisecond
 	// MinCoverage is the least share of the span a periodic stream covers
 	// at one message per median interval (so at most three periods in four
 	// missing). A few bursts of closely spaced messages cover almost none
@@ -78,7 +82,8 @@ type Timing struct {
 //   - one-off: fewer than MinPeriodic messages; or all at one time; or,
 //     not periodic, in at most MaxOneOffBursts bursts that cover less than
 //     MinCoverage of the span;
-//   - periodic: at least MinPeriodic messages, at most MaxRepeated of the
+//   - periodic: at least MinPeriodic messages over at least MinSpan, at
+//     most MaxRepeated of the
 //     intervals zero, at least MinRegular of the pairs of consecutive
 //     intervals regular, and at least MinCoverage of the span covered at
 //     one message per median interval;
@@ -105,6 +110,8 @@ func Classify(t Timing) (Class, string) {
 	switch {
 	case repeated > MaxRepeated:
 		why = fmt.Sprintf("%.0f %% of the messages repeat the time before them (batches)", 100*repeated)
+	case t.Span < MinSpan:
+		why = fmt.Sprintf("all within %s", Dur(t.Span))
 	case regular < MinRegular:
 		why = fmt.Sprintf("irregular intervals (%.0f %% of consecutive ones alike)", 100*regular)
 	case coverage < MinCoverage:
@@ -115,7 +122,7 @@ func Classify(t Timing) (Class, string) {
 	if t.Span == 0 {
 		return OneOff, fmt.Sprintf("%d messages at one time", t.Count)
 	}
-	if t.Bursts <= MaxOneOffBursts && coverage < MinCoverage {
+	if t.Bursts <= MaxOneOffBursts && (coverage < MinCoverage || t.Span < MinSpan) {
 		n := "burst"
 		if t.Bursts > 1 {
 			n = "bursts"

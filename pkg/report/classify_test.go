@@ -98,6 +98,7 @@ func TestClassify(t *testing.T) {
 		{"a handful", stream(8, func(int) float64 { return 1000 }), OneOff},
 		{"15 regular ones", stream(15, func(int) float64 { return 10 }), OneOff},
 		{"a parameter dump in two bursts", bursts(2, 400), OneOff},
+		{"a table written in 90 µs", stream(34, func(int) float64 { return 0.003 }), OneOff},
 		{"all at one time", stream(100, func(int) float64 { return 0 }), OneOff},
 	} {
 		got, why := classifyTimes(c.ts)

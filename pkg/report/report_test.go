@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -307,4 +309,94 @@ func BenchmarkHistAdd(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		h.Add(v[i&4095])
 	}
+}
+
+// TestVerdicts: each topic is classified first, and only a periodic one
+// gets an estimate and a recommendation: jittery host stamps are
+// corrected, clean ones with gaps are kept (the estimate is worse just
+// after the gaps, and the verdict says so), a device clock is mapped; a
+// one-off and an event-driven topic get their count, span and rate only.
+// Every message of a matched topic is accounted for in the ApproximateTime
+// figures.
+func TestVerdicts(t *testing.T) {
+	a, err := New(DefaultConfig())
+	require.NoError(t, err)
+	names := []string{"/jittery", "/clean", "/device", "/oneoff", "/events"}
+	for i, n := range names {
+		require.NoError(t, a.AddTopic(i, n, "sensor_msgs/msg/Imu", true, "schema"))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	nextEvent := t0
+	for i := range 3000 {
+		tr := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		hdr := tr.Add(time.Duration(rng.Float64() * 2e6))
+		a.Add(0, hdr.Add(100*time.Microsecond), hdr, true, false, 100)
+		if i%300 != 7 { // a sample lost now and then
+			clean := tr.Add(time.Duration(rng.IntN(1000)))
+			a.Add(1, clean.Add(3*time.Millisecond), clean, true, false, 100)
+		}
+		if i%10 == 0 {
+			dev := stamp.Time(float64(tr.Sub(t0))*(1-30e-6)) + 7e9
+			a.Add(2, tr.Add(time.Duration(rng.Float64()*1e6)), dev, true, false, 100)
+		}
+		if i < 4 {
+			a.Add(3, tr, tr, true, false, 10)
+		}
+		if tr >= nextEvent {
+			a.Add(4, tr, tr, true, false, 10)
+			nextEvent = tr.Add(time.Duration(rng.ExpFloat64() * 3e8))
+		}
+	}
+	r := a.Report()
+	by := map[string]*TopicReport{}
+	for _, tr := range r.Topics {
+		by[tr.Name] = tr
+	}
+	want := map[string]struct {
+		class  Class
+		action Action
+	}{
+		"/jittery": {Periodic, Estimate}, "/clean": {Periodic, Keep}, "/device": {Periodic, ClockSync},
+		"/oneoff": {OneOff, NoAction}, "/events": {Bursty, NoAction},
+	}
+	for n, w := range want {
+		tr := by[n]
+		require.Equal(t, w.class, tr.Class, "%s: %s", n, tr.ClassWhy)
+		require.Equal(t, w.action, tr.Verdict.Action, "%s: %s", n, tr.Verdict.Text)
+		if w.class != Periodic {
+			require.Zero(t, tr.Period, n)
+			require.Zero(t, tr.Gaps, n)
+			require.Zero(t, tr.JitterBefore.Count, n)
+			require.Empty(t, tr.Verdict.Apply, n)
+		}
+	}
+	clean := by["/clean"]
+	require.NotZero(t, clean.Worse.AtGaps, "the estimate pays at the gaps: %+v", clean.Worse)
+	require.Contains(t, clean.Verdict.Text, "just after a gap")
+	require.Equal(t, "/jittery=timestamp_estimator", by["/jittery"].Verdict.Apply)
+	require.Equal(t, "/device=clock_sync", by["/device"].Verdict.Apply)
+	all := r.SetFixCommand(func(apply []string) string { return "fix IN OUT --apply " + strings.Join(apply, " --apply ") })
+	require.Equal(t, "fix IN OUT --apply /jittery=timestamp_estimator --apply /device=clock_sync", all)
+	require.Equal(t, "fix IN OUT --apply /device=clock_sync", by["/device"].Verdict.Command)
+
+	s := r.Sync
+	require.NotNil(t, s)
+	require.Empty(t, s.Skipped)
+	for i, n := range s.Topics {
+		sum := s.Sets + s.Unmatched[i] + s.Before[i] + s.NoStamp[i]
+		for _, d := range s.Drops[n] {
+			sum += d
+		}
+		require.Equal(t, by[n].Count, sum, "%s: every message accounted for", n)
+		require.Contains(t, s.counts(i), fmt.Sprintf("%d messages:", by[n].Count))
+	}
+	var buf bytes.Buffer
+	require.NoError(t, r.WriteTable(&buf))
+	require.Contains(t, buf.String(), "not periodic")
+	require.Contains(t, buf.String(), "fix IN OUT --apply /jittery=timestamp_estimator\n")
+	buf.Reset()
+	require.NoError(t, json.NewEncoder(&buf).Encode(r))
+	require.Contains(t, buf.String(), `"class":"one-off"`)
+	require.Contains(t, buf.String(), `"action":"clock_sync"`)
 }
