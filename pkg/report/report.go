@@ -471,7 +471,7 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 	if ts.haveLog {
 		d := logTime.Sub(ts.prevLog)
 		ts.arr.Add(d)
-		ts.plots.arrival.Add(int64(logTime), float64(d)/1e6)
+		ts.plots.arrival.Add(int64(logTime), float64(d))
 	}
 	ts.prevLog, ts.haveLog = logTime, true
 	if malformed {
@@ -517,7 +517,7 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 		ts.pll.Update(logTime, uint64(hdr))
 		ts.plots.clockStamp.Add(int64(logTime), float64(hdr.Sub(ts.plots.clockFirst))/1e9)
 		if c, ok := ts.pll.Corrected(uint64(hdr)); ok {
-			ts.plots.clockResidual.Add(int64(logTime), float64(logTime.Sub(c))/1e6)
+			ts.plots.clockResidual.Add(int64(logTime), float64(logTime.Sub(c)))
 		}
 	}
 	lost0 := ts.est.LostSamples()
@@ -546,7 +546,7 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 	}
 	corr := hdr.Sub(est)
 	ts.corr.Add(corr)
-	ts.plots.correction.Add(int64(logTime), float64(corr)/1e6)
+	ts.plots.correction.Add(int64(logTime), float64(corr))
 	bad := false
 	if ts.have {
 		d := hdr.Sub(ts.prevHdr)
@@ -558,7 +558,7 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 			r.Backward++
 			bad = true
 		}
-		ts.plots.stampInterval.Add(int64(logTime), float64(d)/1e6)
+		ts.plots.stampInterval.Add(int64(logTime), float64(d))
 		gap := false
 		if p := ts.est.Period(); p > 0 && d > 0 {
 			k := int64(math.Round(float64(d) / float64(p)))

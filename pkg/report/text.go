@@ -89,7 +89,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			Dur(t.JitterBefore.Std), Dur(t.JitterAfter.Std), Dur(absMax(t.JitterBefore)), Dur(absMax(t.JitterAfter)),
 			lat, t.Gaps, t.Missing, t.Duplicates, t.Backward, clock)
 	}
-	if err := flushTrimmed(w, tw, &tb); err != nil {
+	if len(others) == len(r.Topics) {
+		tb.Reset() // no periodic topic: no table of them
+		fmt.Fprintln(w, "no periodic topic")
+	} else if err := flushTrimmed(w, tw, &tb); err != nil {
 		return err
 	}
 	if len(others) > 0 {
