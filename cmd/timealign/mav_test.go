@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"math"
@@ -151,6 +152,13 @@ func TestMavMergeReportInstances(t *testing.T) {
 		}
 	}
 	require.Len(t, rows, 2, "one row per instance: %v", rows)
+	// The topic counts say which counts instances apart, and agree.
+	top := regexp.MustCompile(`messages on (\d+) topics \(each instance of a BIN type counted apart.*the merged stream has (\d+) topics`).FindStringSubmatch(string(page))
+	require.NotNil(t, top, "the first line says how topics are counted")
+	require.Contains(t, string(page), fmt.Sprintf("messages on %s topics (%s in the timing report below", top[2], top[1]))
+	inst, _ := strconv.Atoi(top[1])
+	merged, _ := strconv.Atoi(top[2])
+	require.Equal(t, merged+1, inst, "two IMU instances: one topic more")
 	for _, name := range []string{"/bin/IMU[0]", "/bin/IMU[1]"} {
 		f := rows[name]
 		require.NotNil(t, f, name)
