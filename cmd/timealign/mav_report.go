@@ -212,7 +212,7 @@ func writeMavReport(f *files, run *mavRun, m *merger, pr *progress) error {
 			"are below.", s.Count, report.Dur(s.P50), report.Dur(s.P99), report.Dur(s.Max))
 		ls.Hists(report.HistPlot{Title: "latency above the floor", XLabel: "latency", Hists: []*report.Hist{&t.lat},
 			Names: []string{"all messages"}})
-		ls.Lines(report.LinePlot{Title: "latency above the floor over time", YLabel: "ms", Series: []*report.Series{&t.latOver},
+		ls.Lines(report.LinePlot{Title: "latency above the floor over time", YLabel: "latency (ms)", Series: []*report.Series{&t.latOver},
 			Names: []string{"latency"}, Caption: "A band that touches zero everywhere is a floor well found; a step is a clock step or a change of link."})
 	}
 
@@ -288,7 +288,7 @@ func bootSection(bt *mav.Boot) *report.Section {
 		return s
 	}
 	scale, unit := report.DurationUnit(span)
-	p := report.LinePlot{Title: "each source's offset minus the winner's (" + w.Source.String() + ")", YLabel: unit,
+	p := report.LinePlot{Title: "each source's offset minus the winner's (" + w.Source.String() + ")", YLabel: "offset difference (" + unit + ")",
 		Caption: "Above zero: that source would make the tlog's messages arrive before they were sent."}
 	for _, df := range diffs {
 		sr := &report.Series{Cap: 256}

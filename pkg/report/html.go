@@ -97,6 +97,7 @@ func scaledSeriesPlot(title, xlabel, ylabel string, start int64, series []*Serie
 			continue
 		}
 		any = true
+		pts = coarsen(pts, maxDrawn)
 		off := float64(s.Start()-start) / 1e9
 		lo := make(plotter.XYs, len(pts))
 		hi := make(plotter.XYs, len(pts))
@@ -128,6 +129,28 @@ func scaledSeriesPlot(title, xlabel, ylabel string, start int64, series []*Serie
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	return p, any
+}
+
+// maxDrawn bounds the points of a line drawn: at 13 cm, more min/max
+// slots make a solid block in which two series cannot be told apart.
+const maxDrawn = 250
+
+// coarsen merges neighbouring points (their min and max) until at most n
+// are left.
+func coarsen(pts []Point, n int) []Point {
+	if len(pts) <= n {
+		return pts
+	}
+	k := (len(pts) + n - 1) / n
+	out := make([]Point, 0, n)
+	for i := 0; i < len(pts); i += k {
+		p := pts[i]
+		for _, q := range pts[i+1 : min(i+k, len(pts))] {
+			p.Min, p.Max = min(p.Min, q.Min), max(p.Max, q.Max)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // newPlot returns a plot whose tick labels share one format.
@@ -187,7 +210,7 @@ func DurationUnit(span float64) (float64, string) {
 	return 1, "ns"
 }
 
-// histPlot draws histograms on uniform bins between the 0.5th and 99.5th
+// histPlot draws histograms on uniform bins between the 1st and 99th
 // percentiles of all of them (the rest is counted at the edges).
 func histPlot(title, xlabel string, hs []*Hist, names []string, colors []color.Color) (*plot.Plot, bool) {
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -195,7 +218,7 @@ func histPlot(title, xlabel string, hs []*Hist, names []string, colors []color.C
 		if h.Count() == 0 {
 			continue
 		}
-		q := h.Quantiles(0.005, 0.995)
+		q := h.Quantiles(0.01, 0.99)
 		lo, hi = math.Min(lo, float64(q[0])), math.Max(hi, float64(q[1]))
 	}
 	if math.IsInf(lo, 0) {
@@ -329,8 +352,9 @@ func (v Verdict) level() string {
 }
 
 // WritePage writes the report as one self-contained HTML page in the
-// frame pg: its sections, a summary table of every topic's verdict (which
-// links to each topic's section), the periodic topics one by one (verdict,
+// frame pg: contents, a summary table of every topic's verdict (which
+// links to each topic's section), the sections of pg, what the figures
+// are, the periodic topics one by one (verdict,
 // command, figures, plots), the others in one folded table, and the
 // ApproximateTime analysis.
 func (r *Report) WritePage(w io.Writer, pg Page) error {
@@ -500,6 +524,17 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 		return secs(ds)
 	},
 	"sub":    func(a, b int) int { return a - b },
+	"action": func(a Action, stamped uint64) string {
+		switch {
+		case a == Keep:
+			return "keep the stamps"
+		case a == NoAction && stamped == 0:
+			return "— (no stamp)"
+		case a == NoAction:
+			return "—"
+		}
+		return string(a)
+	},
 	"counts": func(s *SyncReport, i int) string { return s.counts(i) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -523,22 +558,27 @@ table.summary td{font-size:.92em}
 <h1>{{.Heading}}</h1>
 <p>{{.Title}}: {{.R.Messages}} messages on {{len .R.Topics}} topics{{with .TopicsNote}} {{.}}{{end}}: {{len .Periodic}} periodic, {{len .Others}} not ({{.OneOff}} one-off, {{sub (len .Others) .OneOff}} bursty).</p>
 <nav><b>Contents</b><ul>
+<li><a href="#summary">Summary: every topic's verdict</a></li>
 {{range $i, $s := .Sections}}<li><a href="#section-{{$i}}">{{$s.Title}}</a></li>
-{{end}}<li><a href="#summary">Summary: every topic's verdict</a></li>
+{{end}}<li><a href="#figures">What the figures are</a></li>
 <li><a href="#periodic">Periodic topics ({{len .Periodic}})</a></li>
 {{if .Others}}<li><a href="#aperiodic">Topics that are not periodic ({{len .Others}})</a></li>{{end}}
 {{if .R.Sync}}<li><a href="#approximatetime">ApproximateTime</a></li>{{end}}
 </ul></nav>
-{{range $i, $s := .Sections}}<h2 id="section-{{$i}}">{{$s.Title}}</h2>
-{{range index $.Blocks $i}}{{template "block" .}}{{end}}{{end}}
 <h2 id="summary">Summary: every topic's verdict</h2>
 <table class="summary">
 <tr><th>topic</th><th>class</th><th>messages</th><th>rate</th><th>period</th><th>jitter std: stamps → estimate</th><th>verdict</th></tr>
 {{range .Periodic}}<tr{{with .Level}} class="{{.}}"{{end}}><td><a href="#{{.ID}}">{{.Name}}</a></td><td>{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Rate}} Hz</td>
-<td class="n">{{if .Stamped}}{{.Period}}{{end}}</td><td class="n">{{if .Stamped}}{{.JB}} → {{.JA}}{{end}}</td><td>{{.Verdict.Action}}{{if .Verdict.Why}} <span class="muted">(estimate worse on {{.Worse.Samples}})</span>{{end}}</td></tr>
-{{end}}{{range .Others}}<tr><td><a href="#aperiodic">{{.Name}}</a></td><td>{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Occurrence}}</td><td></td><td></td><td>{{.Verdict.Action}}</td></tr>
+<td class="n">{{if .Stamped}}{{.Period}}{{end}}</td><td class="n">{{if .Stamped}}{{.JB}}{{if not .DeviceClock}} → {{.JA}}{{end}}{{end}}</td><td>{{action .Verdict.Action .Stamped}}{{if .Verdict.Why}} <span class="muted">(estimate worse on {{.Worse.Samples}})</span>{{end}}</td></tr>
 {{end}}</table>
+{{if .Others}}<details><summary>{{len .Others}} topics that are not periodic: no estimate, stamps kept</summary>
+<table class="summary"><tr><th>topic</th><th>class</th><th>messages</th><th>occurrence</th><th>span</th></tr>
+{{range .Others}}<tr><td><a href="#{{.ID}}">{{.Name}}</a></td><td>{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Occurrence}}</td><td class="n">{{.Span}}</td></tr>
+{{end}}</table></details>{{end}}
 {{with .R.FixCommand}}<p>Every recommended correction at once:</p><code class="cmd">{{.}}</code>{{end}}
+{{range $i, $s := .Sections}}<h2 id="section-{{$i}}">{{$s.Title}}</h2>
+{{range index $.Blocks $i}}{{template "block" .}}{{end}}{{end}}
+<h2 id="figures">What the figures are</h2>
 {{if .Notes}}<p class="muted">{{.Notes}}</p>{{else}}<p class="muted">A topic is classified from its own stamps first: periodic (a period and a jitter make sense), bursty (event-driven or batched) or one-off (a handful of messages, or a few bursts); only periodic ones get a period, jitter, gaps and an estimate.
 Interval jitter is Δ − k·period between consecutive stamps (√2 × the stamps' own jitter when it is independent);
 "stamps" is measured on the header stamps, "estimate" on the estimator's stamps (what <code>timealign bag fix</code> writes with the timestamp_estimator).
@@ -552,7 +592,8 @@ The correction is header stamp − estimate; the latency is log time − header 
 {{if .Verdict.Command}}<code class="cmd">{{.Verdict.Command}}</code>{{else if and .Verdict.Apply $.FixNote}}<p class="muted">{{$.FixNote}}</p>{{end}}
 <table>
 <tr><th>messages</th><td class="n">{{.Count}}</td><th>rate</th><td class="n">{{.Rate}} Hz</td><th>period</th><td class="n">{{if .Stamped}}{{.Period}}{{else}}—{{end}}</td></tr>
-{{if .Stamped}}<tr><th>jitter std: stamps</th><td class="n">{{.JB}}</td><th>estimate</th><td class="n">{{.JA}}</td><th>correction p50 / p99 / max</th><td class="n">{{dur .Correction.P50}} / {{dur .Correction.P99}} / {{dur .Correction.Max}}</td></tr>
+{{if .Stamped}}{{if .DeviceClock}}<tr><th>jitter std: stamps</th><td class="n">{{.JB}}</td><td colspan="4" class="muted">device stamps are mapped by the clock fit, not estimated</td></tr>
+{{else}}<tr><th>jitter std: stamps</th><td class="n">{{.JB}}</td><th>estimate</th><td class="n">{{.JA}}</td><th>correction p50 / p99 / max</th><td class="n">{{dur .Correction.P50}} / {{dur .Correction.P99}} / {{dur .Correction.Max}}</td></tr>{{end}}
 {{if .LatRow}}<tr><th>latency p1 / p50 / p99</th><td class="n" colspan="3">{{dur .Latency.P1}} / {{dur .Latency.P50}} / {{dur .Latency.P99}}</td><th>max</th><td class="n">{{dur .Latency.Max}}</td></tr>{{end}}
 <tr><th>gaps (missing)</th><td class="n">{{.Gaps}} ({{.Missing}})</td><th>estimated losses</th><td class="n">{{.EstimatedLosses}}</td><th>duplicates / back</th><td class="n">{{.Duplicates}} / {{.Backward}}</td></tr>
 <tr><th>clock</th><td colspan="5">{{.Clock}}</td></tr>

@@ -186,6 +186,8 @@ func occurrence(t *TopicReport) string {
 		return "-"
 	case t.RateHz < 1:
 		return fmt.Sprintf("%.3g /min", t.RateHz*60)
+	case t.RateHz >= 1000:
+		return fmt.Sprintf("%.0f /s", t.RateHz)
 	}
 	return fmt.Sprintf("%.4g /s", t.RateHz)
 }
