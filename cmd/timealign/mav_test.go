@@ -117,8 +117,8 @@ func TestMavAlign(t *testing.T) {
 	// The bag report's page: the clocks' sections, then the tlog's topics.
 	page := string(html)
 	require.Contains(t, page, "<h1>timealign mav report</h1>")
-	require.Contains(t, page, "<h2>Boot 1</h2>")
-	require.Contains(t, page, "<h2>/tlog/1/1/ATTITUDE <span")
+	require.Regexp(t, `<h2 id="section-\d+">Boot 1</h2>`, page)
+	require.Regexp(t, `<h3 id="topic-\d+">/tlog/1/1/ATTITUDE <span`, page)
 	require.NotContains(t, page, "/bin/", "align analyses the tlog only")
 	require.NotContains(t, page, "ApproximateTime")
 	// Plots: the offset of gps against tlog, the latency histogram and
@@ -262,7 +262,7 @@ func TestMavMergeMCAP(t *testing.T) {
 	// The merged stream's timing: /bin/ATT at 10 Hz, no record missing.
 	row := regexp.MustCompile(`(?m)^/bin/ATT +ATT +1800 +10 Hz +[0-9.]+ms .* 0 \(0\) .*$`)
 	require.Regexp(t, row, string(html))
-	require.Contains(t, string(html), "<h2>Merged stream</h2>")
+	require.Regexp(t, `<h2 id="section-\d+">Merged stream</h2>`, string(html))
 	require.NotContains(t, string(html), "offsets between host-stamped streams", "no pairs of 90 topics")
 }
 

@@ -523,7 +523,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"durs": func(ds []time.Duration) string {
 		return secs(ds)
 	},
-	"sub":    func(a, b int) int { return a - b },
+	"sub": func(a, b int) int { return a - b },
 	"action": func(a Action, stamped uint64) string {
 		switch {
 		case a == Keep:
