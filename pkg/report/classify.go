@@ -120,7 +120,7 @@ func Classify(t Timing) (Class, string) {
 		return Periodic, fmt.Sprintf("regular intervals (%.0f %% of consecutive ones alike)", 100*regular)
 	}
 	if t.Span == 0 {
-		return OneOff, fmt.Sprintf("%d messages at one time", t.Count)
+		return OneOff, fmt.Sprintf("all %d messages carry the same time (a stamp never set?)", t.Count)
 	}
 	if t.Bursts <= MaxOneOffBursts && (coverage < MinCoverage || t.Span < MinSpan) {
 		n := "burst"

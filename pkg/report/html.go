@@ -556,7 +556,7 @@ figure{margin:0} figcaption{color:#777;font-size:.85em;max-width:13cm}
 table.summary td{font-size:.92em}
 </style></head><body>
 <h1>{{.Heading}}</h1>
-<p>{{.Title}}: {{.R.Messages}} messages on {{len .R.Topics}} topics{{with .TopicsNote}} {{.}}{{end}}: {{len .Periodic}} periodic, {{len .Others}} not ({{.OneOff}} one-off, {{sub (len .Others) .OneOff}} bursty).</p>
+<p>{{.Title}}: {{.R.Messages}} messages on {{len .R.Topics}} {{if eq (len .R.Topics) 1}}topic{{else}}topics{{end}}{{with .TopicsNote}} {{.}}{{end}}: {{len .Periodic}} periodic, {{len .Others}} not ({{.OneOff}} one-off, {{sub (len .Others) .OneOff}} bursty).</p>
 <nav><b>Contents</b><ul>
 <li><a href="#summary">Summary: every topic's verdict</a></li>
 {{range $i, $s := .Sections}}<li><a href="#section-{{$i}}">{{$s.Title}}</a></li>

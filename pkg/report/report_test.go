@@ -406,3 +406,45 @@ func TestVerdicts(t *testing.T) {
 	require.Contains(t, buf.String(), `"class":"one-off"`)
 	require.Contains(t, buf.String(), `"action":"clock_sync"`)
 }
+
+// TestReportsOfOddRecordings: a recording of one-off topics only (one of
+// them a single message), one whose every stamp repeats, and an empty one
+// each give a table and a page that say what they are.
+func TestReportsOfOddRecordings(t *testing.T) {
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	cases := map[string]func(a *Analyzer){
+		"one-off only": func(a *Analyzer) {
+			require.NoError(t, a.AddTopic(0, "/map", "nav_msgs/msg/OccupancyGrid", true, "schema"))
+			require.NoError(t, a.AddTopic(1, "/params", "rcl_interfaces/msg/ParameterEvent", false, "builtin"))
+			a.Add(0, t0, t0, true, false, 100)
+			for i := range 5 {
+				a.Add(1, t0.Add(time.Duration(i)*time.Second), 0, false, false, 10)
+			}
+		},
+		"stamps never set": func(a *Analyzer) {
+			require.NoError(t, a.AddTopic(0, "/imu", "sensor_msgs/msg/Imu", true, "schema"))
+			for i := range 500 {
+				a.Add(0, t0.Add(time.Duration(i)*10*time.Millisecond), 0, true, false, 100)
+			}
+			require.Contains(t, a.Report().Topics[0].ClassWhy, "never set")
+		},
+		"empty": func(*Analyzer) {},
+	}
+	for name, fill := range cases {
+		a, err := New(DefaultConfig())
+		require.NoError(t, err)
+		fill(a)
+		r := a.Report()
+		for _, tr := range r.Topics {
+			require.NotEqual(t, Periodic, tr.Class, "%s: %s", name, tr.Name)
+			require.Equal(t, NoAction, tr.Verdict.Action, "%s: %s", name, tr.Name)
+			require.Zero(t, tr.Period, name)
+		}
+		var tbl, page bytes.Buffer
+		require.NoError(t, r.WriteTable(&tbl), name)
+		require.Contains(t, tbl.String(), "no periodic topic", name)
+		require.NoError(t, r.WriteHTML(&page, name), name)
+		require.Contains(t, page.String(), "0 periodic", name)
+		require.NotContains(t, page.String(), "NaN", name)
+	}
+}
