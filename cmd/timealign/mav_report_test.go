@@ -16,7 +16,7 @@ import (
 func reportClasses(t *testing.T, page string) (classes, verdicts map[string]string) {
 	t.Helper()
 	classes, verdicts = map[string]string{}, map[string]string{}
-	row := regexp.MustCompile(`<tr[^>]*><td><a href="#topic-\d+">([^<]+)</a></td><td>([a-z-]+)</td>(?:<td[^>]*>[^<]*</td>\s*){3,5}(?:<td>([^<]*))?`)
+	row := regexp.MustCompile(`<tr[^>]*><td><a href="#topic-\d+">([^<]+)</a></td><td[^>]*>([a-z-]+)</td>(?:<td[^>]*>[^<]*</td>\s*){3,5}(?:<td>([^<]*))?`)
 	for _, m := range row.FindAllStringSubmatch(page, -1) {
 		name := html.UnescapeString(m[1])
 		classes[name], verdicts[name] = m[2], strings.TrimSpace(html.UnescapeString(m[3]))

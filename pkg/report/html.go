@@ -78,14 +78,26 @@ func seriesPlot(title, xlabel, ylabel string, start int64, series []*Series, nam
 // durationPlot is seriesPlot for series of durations in ns: the y axis in
 // the unit that fits them, named after quantity.
 func durationPlot(title, xlabel, quantity string, start int64, series []*Series, names []string, colors []color.Color) (*plot.Plot, bool) {
+	scale := durationScale(series)
+	_, unit := DurationUnit(scale * 2) // the unit of that scale
+	return scaledSeriesPlot(title, xlabel, quantity+" ("+unit+")", start, series, names, colors, scale)
+}
+
+// durationScale is the unit (ns per unit) that fits series of durations in
+// ns, up to each one's clip.
+func durationScale(series []*Series) float64 {
 	var span float64
 	for _, s := range series {
 		for _, p := range s.Points() {
-			span = math.Max(span, math.Max(math.Abs(p.Min), math.Abs(p.Max)))
+			v := math.Max(math.Abs(p.Min), math.Abs(p.Max))
+			if s.clip > 0 {
+				v = math.Min(v, s.clip)
+			}
+			span = math.Max(span, v)
 		}
 	}
-	scale, unit := DurationUnit(span)
-	return scaledSeriesPlot(title, xlabel, quantity+" ("+unit+")", start, series, names, colors, scale)
+	scale, _ := DurationUnit(span)
+	return scale
 }
 
 func scaledSeriesPlot(title, xlabel, ylabel string, start int64, series []*Series, names []string, colors []color.Color, scale float64) (*plot.Plot, bool) {
@@ -455,7 +467,17 @@ func topicPlotsFor(t *TopicReport, pl *topicPlots, pg Page, start int64) ([]temp
 		// the stamps first and solid, the log times dashed on top
 		series, names, cols = []*Series{&pl.stampInterval, &pl.arrival}, []string{st + "s", "log times"}, []color.Color{colBefore, colOther}
 	}
-	if p, ok := durationPlot("interval between consecutive messages", pg.TimeAxis, "interval", start, series, names, cols); ok {
+	title := "interval between consecutive messages"
+	if pl.intervalTop > 0 {
+		title += fmt.Sprintf(" (cut at %s; longest %s)", Dur(pl.intervalTop), Dur(pl.intervalMax))
+		for _, s := range series { // the unit of what is shown
+			s.clip = float64(pl.intervalTop)
+		}
+	}
+	if p, ok := durationPlot(title, pg.TimeAxis, "interval", start, series, names, cols); ok {
+		if pl.intervalTop > 0 {
+			p.Y.Max = float64(pl.intervalTop) / durationScale(series)
+		}
 		plots = append(plots, p)
 	}
 	if t.Stamped > 0 && !t.DeviceClock {
@@ -524,6 +546,12 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 		return secs(ds)
 	},
 	"sub": func(a, b int) int { return a - b },
+	"topics": func(n int) string {
+		if n == 1 {
+			return "1 topic"
+		}
+		return fmt.Sprintf("%d topics", n)
+	},
 	"action": func(a Action, stamped uint64) string {
 		switch {
 		case a == Keep:
@@ -553,10 +581,10 @@ code.cmd{display:block;white-space:pre-wrap;word-break:break-all}
 .plots{display:flex;flex-wrap:wrap;gap:1em} .plots svg{border:1px solid #eee}
 figure{margin:0} figcaption{color:#777;font-size:.85em;max-width:13cm}
 .muted{color:#777} nav ul{columns:2;margin:.3em 0} details>summary{cursor:pointer;font-weight:600;margin:.5em 0}
-table.summary td{font-size:.92em}
+table.summary td{font-size:.92em} td.nw{white-space:nowrap}
 </style></head><body>
 <h1>{{.Heading}}</h1>
-<p>{{.Title}}: {{.R.Messages}} messages on {{len .R.Topics}} {{if eq (len .R.Topics) 1}}topic{{else}}topics{{end}}{{with .TopicsNote}} {{.}}{{end}}: {{len .Periodic}} periodic, {{len .Others}} not ({{.OneOff}} one-off, {{sub (len .Others) .OneOff}} bursty).</p>
+<p>{{.Title}}: {{.R.Messages}} messages on {{topics (len .R.Topics)}}{{with .TopicsNote}} {{.}}{{end}}: {{len .Periodic}} periodic, {{len .Others}} not ({{.OneOff}} one-off, {{sub (len .Others) .OneOff}} bursty).</p>
 <nav><b>Contents</b><ul>
 <li><a href="#summary">Summary: every topic's verdict</a></li>
 {{range $i, $s := .Sections}}<li><a href="#section-{{$i}}">{{$s.Title}}</a></li>
@@ -571,9 +599,9 @@ table.summary td{font-size:.92em}
 {{range .Periodic}}<tr{{with .Level}} class="{{.}}"{{end}}><td><a href="#{{.ID}}">{{.Name}}</a></td><td>{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Rate}} Hz</td>
 <td class="n">{{if .Stamped}}{{.Period}}{{end}}</td><td class="n">{{if .Stamped}}{{.JB}}{{if not .DeviceClock}} → {{.JA}}{{end}}{{end}}</td><td>{{action .Verdict.Action .Stamped}}{{if .Verdict.Why}} <span class="muted">(estimate worse on {{.Worse.Samples}})</span>{{end}}</td></tr>
 {{end}}</table>
-{{if .Others}}<details><summary>{{len .Others}} topics that are not periodic: no estimate, stamps kept</summary>
+{{if .Others}}<details><summary>{{topics (len .Others)}} that {{if eq (len .Others) 1}}is{{else}}are{{end}} not periodic: no estimate, stamps kept</summary>
 <table class="summary"><tr><th>topic</th><th>class</th><th>messages</th><th>occurrence</th><th>span</th></tr>
-{{range .Others}}<tr><td><a href="#{{.ID}}">{{.Name}}</a></td><td>{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Occurrence}}</td><td class="n">{{.Span}}</td></tr>
+{{range .Others}}<tr><td><a href="#{{.ID}}">{{.Name}}</a></td><td class="nw">{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Occurrence}}</td><td class="n">{{.Span}}</td></tr>
 {{end}}</table></details>{{end}}
 {{with .R.FixCommand}}<p>Every recommended correction at once:</p><code class="cmd">{{.}}</code>{{end}}
 {{range $i, $s := .Sections}}<h2 id="section-{{$i}}">{{$s.Title}}</h2>
@@ -585,6 +613,7 @@ Interval jitter is Δ − k·period between consecutive stamps (√2 × the stam
 The correction is header stamp − estimate; the latency is log time − header stamp.</p>{{end}}
 <details><summary>The table as the terminal prints it</summary><pre>{{.Table}}</pre></details>
 <h2 id="periodic">Periodic topics</h2>
+{{if not .Periodic}}<p class="muted">No topic is periodic.</p>{{end}}
 {{if .Omitted}}<p class="muted">Plots are drawn for the {{.PlotTopics}} periodic topics with the most messages; the other {{.Omitted}} have their figures only.</p>{{end}}
 {{range .Periodic}}
 <h3 id="{{.ID}}">{{.Name}} <span class="muted">{{.Type}}</span></h3>
@@ -603,10 +632,10 @@ The correction is header stamp − estimate; the latency is log time − header 
 {{if .Plots}}<div class="plots">{{range .Plots}}{{.}}{{end}}</div>{{end}}
 {{end}}
 {{if .Others}}<h2 id="aperiodic">Topics that are not periodic</h2>
-<details><summary>{{len .Others}} topics: {{.OneOff}} one-off, {{sub (len .Others) .OneOff}} bursty (count, span and rate of occurrence; no period, jitter, gaps or estimate)</summary>
+<details><summary>{{topics (len .Others)}}: {{.OneOff}} one-off, {{sub (len .Others) .OneOff}} bursty (count, span and rate of occurrence; no period, jitter, gaps or estimate)</summary>
 <table>
 <tr><th>topic</th><th>type</th><th>class</th><th>messages</th><th>span</th><th>occurrence</th><th>why</th></tr>
-{{range .Others}}<tr><td id="{{.ID}}">{{.Name}}</td><td>{{.Short}}</td><td>{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Span}}</td><td class="n">{{.Occurrence}}</td><td>{{.ClassWhy}}</td></tr>
+{{range .Others}}<tr><td id="{{.ID}}">{{.Name}}</td><td>{{.Short}}</td><td class="nw">{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Span}}</td><td class="n">{{.Occurrence}}</td><td>{{.ClassWhy}}</td></tr>
 {{end}}</table></details>{{end}}
 {{with .R.Sync}}<h2 id="approximatetime">ApproximateTime</h2>
 {{if .Skipped}}<p>Not analysed: {{.Skipped}}</p>{{else}}

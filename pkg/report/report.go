@@ -229,7 +229,15 @@ type topicPlots struct {
 	clockFirst                stamp.Time // the first device stamp
 	fitLine                   [2][2]float64
 	haveFit                   bool
+	// intervalTop is where the intervals' plot is cut (IntervalClip
+	// times their 99th percentile; 0: not cut), intervalMax the longest.
+	intervalTop, intervalMax time.Duration
 }
+
+// IntervalClip: the plot of the intervals between messages shows up to this
+// many times their 99th percentile, and says so when a longer one (a pause,
+// a start-up) is cut, so that one long interval does not flatten the rest.
+const IntervalClip = 3
 
 // Offset is the offset between two host-stamped streams: how much later
 // B's stamps are than A's for simultaneous events, from the medians of
@@ -664,6 +672,13 @@ func (a *Analyzer) Report() *Report {
 		r.Arrival = ts.arr.Summarize()
 		r.Span = r.Last.Sub(r.First)
 		r.Class, r.ClassWhy = Classify(ts.timing.Timing())
+		p99 := r.Arrival.P99
+		if ts.timing.intervals.Count() > 0 {
+			p99 = max(p99, ts.timing.intervals.Quantiles(0.99)[0])
+		}
+		if longest := max(r.Arrival.Max, ts.timing.intervals.Max()); p99 > 0 && longest > IntervalClip*p99 {
+			ts.plots.intervalTop, ts.plots.intervalMax = IntervalClip*p99, longest
+		}
 		r.MedianInterval = ts.timing.Timing().Median
 		if ts.est == nil {
 			r.Verdict = verdict(r)

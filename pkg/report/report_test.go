@@ -253,7 +253,7 @@ func TestNoPlotsAtOneTime(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	require.NoError(t, a.Report().WriteHTML(&buf, "burst"))
-	require.Contains(t, buf.String(), `<td id="topic-0">/units</td><td>UNIT</td><td>one-off</td><td class="n">8</td>`)
+	require.Contains(t, buf.String(), `<td id="topic-0">/units</td><td>UNIT</td><td class="nw">one-off</td><td class="n">8</td>`)
 	require.NotContains(t, buf.String(), "<svg")
 }
 
