@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -115,4 +116,22 @@ func TestClassifyRegularPair(t *testing.T) {
 	assert.True(t, regularPair(20*ms, 10*ms))
 	assert.True(t, regularPair(10*ms, 33*ms))
 	assert.False(t, regularPair(10*ms, 40*ms))
+}
+
+// A sensor at 10 Hz, and a parameter table written in one burst at start-up.
+func ExampleClassify() {
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	var sensor, params TimingCounter
+	for i := range 100 {
+		sensor.Add(t0.Add(time.Duration(i) * 100 * time.Millisecond))
+	}
+	for i := range 300 {
+		params.Add(t0.Add(time.Duration(i) * 3 * time.Microsecond))
+	}
+	params.Add(t0.Add(time.Minute)) // one changed later
+	fmt.Println(Classify(sensor.Timing()))
+	fmt.Println(Classify(params.Timing()))
+	// Output:
+	// periodic regular intervals (100 % of consecutive ones alike)
+	// one-off 301 messages in 2 bursts
 }

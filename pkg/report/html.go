@@ -76,28 +76,24 @@ func seriesPlot(title, xlabel, ylabel string, start int64, series []*Series, nam
 }
 
 // durationPlot is seriesPlot for series of durations in ns: the y axis in
-// the unit that fits them, named after quantity.
-func durationPlot(title, xlabel, quantity string, start int64, series []*Series, names []string, colors []color.Color) (*plot.Plot, bool) {
-	scale := durationScale(series)
-	_, unit := DurationUnit(scale * 2) // the unit of that scale
-	return scaledSeriesPlot(title, xlabel, quantity+" ("+unit+")", start, series, names, colors, scale)
-}
-
-// durationScale is the unit (ns per unit) that fits series of durations in
-// ns, up to each one's clip.
-func durationScale(series []*Series) float64 {
+// the unit that fits them, named after quantity, and cut at top (ns) when
+// top > 0.
+func durationPlot(title, xlabel, quantity string, start int64, series []*Series, names []string, colors []color.Color, top float64) (*plot.Plot, bool) {
 	var span float64
 	for _, s := range series {
 		for _, p := range s.Points() {
-			v := math.Max(math.Abs(p.Min), math.Abs(p.Max))
-			if s.clip > 0 {
-				v = math.Min(v, s.clip)
-			}
-			span = math.Max(span, v)
+			span = math.Max(span, math.Max(math.Abs(p.Min), math.Abs(p.Max)))
 		}
 	}
-	scale, _ := DurationUnit(span)
-	return scale
+	if top > 0 {
+		span = math.Min(span, top)
+	}
+	scale, unit := DurationUnit(span)
+	p, ok := scaledSeriesPlot(title, xlabel, quantity+" ("+unit+")", start, series, names, colors, scale)
+	if ok && top > 0 {
+		p.Y.Max = top / scale
+	}
+	return p, ok
 }
 
 func scaledSeriesPlot(title, xlabel, ylabel string, start int64, series []*Series, names []string, colors []color.Color, scale float64) (*plot.Plot, bool) {
@@ -458,7 +454,7 @@ func topicPlotsFor(t *TopicReport, pl *topicPlots, pg Page, start int64) ([]temp
 			plots = append(plots, p)
 		}
 		if p, ok := durationPlot("clock fit residual: log time − fitted line", pg.TimeAxis, "residual", start,
-			[]*Series{&pl.clockResidual}, []string{"residual (latency above the floor)"}, []color.Color{colOther}); ok {
+			[]*Series{&pl.clockResidual}, []string{"residual (latency above the floor)"}, []color.Color{colOther}, 0); ok {
 			plots = append(plots, p)
 		}
 	}
@@ -470,14 +466,8 @@ func topicPlotsFor(t *TopicReport, pl *topicPlots, pg Page, start int64) ([]temp
 	title := "interval between consecutive messages"
 	if pl.intervalTop > 0 {
 		title += fmt.Sprintf(" (cut at %s; longest %s)", Dur(pl.intervalTop), Dur(pl.intervalMax))
-		for _, s := range series { // the unit of what is shown
-			s.clip = float64(pl.intervalTop)
-		}
 	}
-	if p, ok := durationPlot(title, pg.TimeAxis, "interval", start, series, names, cols); ok {
-		if pl.intervalTop > 0 {
-			p.Y.Max = float64(pl.intervalTop) / durationScale(series)
-		}
+	if p, ok := durationPlot(title, pg.TimeAxis, "interval", start, series, names, cols, float64(pl.intervalTop)); ok {
 		plots = append(plots, p)
 	}
 	if t.Stamped > 0 && !t.DeviceClock {
@@ -495,7 +485,7 @@ func topicPlotsFor(t *TopicReport, pl *topicPlots, pg Page, start int64) ([]temp
 				plots = append(plots, p)
 			}
 			if p, ok := durationPlot("correction: "+st+" − estimate", pg.TimeAxis, "correction", start,
-				[]*Series{&pl.correction}, []string{"correction"}, []color.Color{colAfter}); ok {
+				[]*Series{&pl.correction}, []string{"correction"}, []color.Color{colAfter}, 0); ok {
 				plots = append(plots, p)
 			}
 		}

@@ -1,12 +1,19 @@
-// Package report analyses the timing of recorded streams: per topic, the
+// Package report analyses the timing of recorded streams. Each topic is
+// first classified from its own stamps (Classify: periodic, bursty or
+// one-off); a topic that is not periodic gets its count, span and rate of
+// occurrence only. Per periodic topic: the
 // rate and estimated period, the jitter of the header stamps before and
 // after pkg/tsest's estimation, gaps and estimated losses, duplicate stamps
 // and stamps going back, the latency from header stamp to log time, and the
 // skew and offset of a device clock (pkg/pll's lower-envelope fit of the
 // log times against the stamps); across topics, the offsets between the
 // streams and what message_filters' ApproximateTime (pkg/sync) would match
-// on them, with suggested parameters. It renders the result as a terminal
-// table, JSON, and a self-contained HTML page with SVG plots.
+// on them, with suggested parameters. Each topic ends with a Verdict: keep
+// the stamps, correct them with the timestamp_estimator, or map a device
+// clock with clock_sync, and where an estimate is worse than the stamps,
+// where and why (Worse). It renders the result as a terminal table, JSON,
+// and a self-contained HTML page with SVG plots that opens with the
+// verdicts.
 //
 // # Definitions
 //

@@ -14,7 +14,6 @@ type Series struct {
 	width  int64 // ns of x per slot
 	points []Point
 	begun  bool
-	clip   float64 // a plot's axis ends here (0: at the largest value)
 }
 
 // Point is one slot of a Series: x is the slot's start in ns from the
