@@ -631,6 +631,7 @@ The correction is header stamp − estimate; the latency is log time − header 
 {{if .Skipped}}<p>Not analysed: {{.Skipped}}</p>{{else}}
 <p>On {{range $i, $t := .Topics}}{{if $i}}, {{end}}{{$t}}{{end}}: {{.Sets}} sets; spread p50 {{dur .Spread.P50}}, p99 {{dur .Spread.P99}}, max {{dur .Spread.Max}}.</p>
 <ul>{{range $i, $t := .Topics}}<li>{{$t}}: {{counts $.R.Sync $i}}</li>{{end}}</ul>
+{{range .Notes}}<p class="note warn">{{.}}</p>{{end}}
 <p>Suggested synchronizer parameters: <code>queue_size: {{.Suggested.QueueSize}}</code>, <code>max_interval_sec: {{sec .Suggested.MaxInterval}}</code>,
 <code>age_penalty: {{.Suggested.AgePenalty}}</code>, <code>lower_bounds_sec: [{{durs .Suggested.LowerBounds}}]</code></p>
 <ul>{{range .Suggested.Why}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}

@@ -279,6 +279,9 @@ type SyncReport struct {
 	Suggested SyncSuggestion `json:"suggested"`
 	// Skipped says why no analysis was made (fewer than 2 topics, …).
 	Skipped string `json:"skipped,omitempty"`
+	// Notes warn of matched topics that are not periodic (chosen before
+	// their class was known): their sets say little.
+	Notes []string `json:"notes,omitempty"`
 
 	spread Hist
 }
@@ -739,6 +742,12 @@ func (a *Analyzer) Report() *Report {
 	}
 	if a.sr != nil {
 		a.finishSync()
+		for _, ts := range a.syncT {
+			if c := ts.r.Class; c != Periodic {
+				a.sr.Notes = append(a.sr.Notes, fmt.Sprintf("%s is %s (%s): a topic without a period holds back or drops the sets of the others; name the topics to match to leave it out",
+					ts.r.Name, c, ts.r.ClassWhy))
+			}
+		}
 		a.rep.Sync = a.sr
 	}
 	return &a.rep

@@ -397,6 +397,8 @@ func TestVerdicts(t *testing.T) {
 		require.Equal(t, by[n].Count, sum, "%s: every message accounted for", n)
 		require.Contains(t, s.counts(i), fmt.Sprintf("%d messages:", by[n].Count))
 	}
+	require.Len(t, s.Notes, 2, "the one-off and the bursty topic were matched: %v", s.Notes)
+	require.Contains(t, s.Notes[0], "/oneoff is one-off")
 	var buf bytes.Buffer
 	require.NoError(t, r.WriteTable(&buf))
 	require.Contains(t, buf.String(), "not periodic")

@@ -143,6 +143,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for i, name := range s.Topics {
 			fmt.Fprintf(w, "  %s: %s\n", name, s.counts(i))
 		}
+		for _, n := range s.Notes {
+			fmt.Fprintln(w, "note:", n)
+		}
 		sg := s.Suggested
 		fmt.Fprintf(w, "suggested synchronizer parameters: queue_size: %d, max_interval_sec: %.6g, age_penalty: %g, lower_bounds_sec: [%s]\n",
 			sg.QueueSize, sg.MaxInterval.Seconds(), sg.AgePenalty, secs(sg.LowerBounds))
