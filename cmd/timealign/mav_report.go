@@ -147,7 +147,9 @@ func writeMavReport(f *files, run *mavRun, m *merger, pr *progress) error {
 			"have their count, span and rate of occurrence); gaps are messages or records missing by the estimator's count. A tlog " +
 			"message's latency is how late it reached the logging computer above the fitted floor.",
 		FixNote: "mav merge writes the autopilot's stamps as they are: to correct this topic's, run the timestamp_estimator " +
-			"node on it (or timealign estimate on its stamps).",
+			"node on it (or timealign estimate on its stamps). The estimator takes a stamp for late, never early, against a " +
+			"steady period; an autopilot stamps a record when it writes it, and where that is when the sensor was sampled, " +
+			"the jitter is the sampling's own and the stamps are better kept: check the sensor's timing first.",
 		TimeAxis:   "time since the start of the logs (s)",
 		PlotTopics: 12,
 	}
