@@ -422,7 +422,8 @@ func (r *Report) WritePage(w io.Writer, pg Page) error {
 		if t.ClockValid {
 			ht.Clock += fmt.Sprintf(", %+.2f ppm against the log times, offset %s", t.SkewPPM, Dur(t.ClockOffset))
 		}
-		ht.LatRow = t.Stamped > 0 && !t.DeviceClock
+		// no latency row where the log time is the stamp (a BIN record's)
+		ht.LatRow = t.Stamped > 0 && !t.DeviceClock && (t.Latency.Min != 0 || t.Latency.Max != 0)
 		for _, g := range t.LongestGaps {
 			ht.GapRows = append(ht.GapRows, fmt.Sprintf("%s long at %.3f s (%d missing)", Dur(g.Length), float64(g.At-r.Start)/1e9, g.Missing))
 		}
