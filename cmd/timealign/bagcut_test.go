@@ -149,7 +149,7 @@ func TestBagCutCLI(t *testing.T) {
 			require.Contains(t, rj.Reading[1].Text, at)
 			page, err := os.ReadFile(htmlOut)
 			require.NoError(t, err)
-			require.Contains(t, string(page), "<h2>Reading the bag</h2>")
+			require.Regexp(t, `<h2 id="section-0">Reading the bag</h2>`, string(page))
 			if c.lost {
 				require.Contains(t, string(page), `<p class="note bad">`+cutFile)
 			}

@@ -14,19 +14,25 @@ import (
 )
 
 const bagReportDoc = `
-Analyses the timing of a bag's topics and prints a table: per topic, the
-rate and the period the estimator finds, the interval jitter of the header
-stamps before and after estimation (std and the larger of |p1|, |p99|), the
+Analyses the timing of a bag's topics and prints a table. Each topic is
+first classified from its own stamps: periodic, bursty (event-driven) or
+one-off (a handful of messages); the ones that are not periodic get their
+count, span and rate of occurrence in a table of their own. Per periodic
+topic: the rate and the period the estimator finds, the interval jitter of
+the header stamps before and after estimation (std and the larger of |p1|, |p99|), the
 latency log time − header stamp (p50 / p99), gaps of two periods or more
 with the periods missing in them, duplicate stamps and stamps going back,
 and the clock of the stamps (host, or device with its skew and offset
 against the log times). Across topics: the offsets between host-stamped
 streams, and what message_filters' ApproximateTime would match on them (sets,
-spread, drops per topic) with suggested synchronizer parameters.
+spread, drops per topic) with suggested synchronizer parameters. Then what
+to do with each topic's stamps, with the 'bag fix --apply' line: keep them,
+correct them with timestamp_estimator, or map a device clock with
+clock_sync (and where estimates are worse than the stamps, where and why).
 
---html FILE writes one self-contained page (SVG plots of the stamp
-correction over time, inter-arrival times, jitter and latency histograms;
-readable offline); --json FILE everything as JSON. With several bags,
+--html FILE writes one self-contained page (a summary of every topic's
+verdict, then per topic its verdict, figures and SVG plots; readable
+offline); --json FILE everything as JSON. With several bags,
 --html and --json name directories that get one <bag>.html / <bag>.json
 each, and --jobs bags are analysed at once.
 
@@ -310,6 +316,7 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 			jsonPath = filepath.Join(jsonPath, b.Name()+".json")
 		}
 	}
+	rep.SetFixCommand(func(apply []string) string { return fixCommand(b, apply) })
 	title := fmt.Sprintf("%s (%s, %d file(s), %s)", b.Path, b.Storage, len(b.Files), humanSize(b.Size()))
 	fmt.Fprintf(w, "%s: %d messages, %.3f s\n", title, rep.Messages, rep.End.Sub(rep.Start).Seconds())
 	if err := rep.WriteTable(w); err != nil {
@@ -365,4 +372,23 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 		return errSkipped
 	}
 	return nil
+}
+
+// fixCommand is the bag fix command line that applies the corrections
+// apply (--apply arguments) to b, into a bag beside it.
+func fixCommand(b *bag.Bag, apply []string) string {
+	out := filepath.Join(filepath.Dir(filepath.Clean(b.Path)), b.Name()+"-fixed")
+	args := []string{"timealign", "bag", "fix", shellWord(b.Path), shellWord(out)}
+	for _, a := range apply {
+		args = append(args, "--apply", shellWord(a))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellWord quotes s for a POSIX shell where it needs quoting.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -143,10 +143,19 @@ func writeMavReport(f *files, run *mavRun, m *merger, pr *progress) error {
 		Notes: "The autopilot stamp of a message is its time_boot_ms (tlog) or TimeUS (BIN) mapped onto the merged clock by the " +
 			"winning offset of its boot; its log time is the tlog's receive stamp (moved onto the same clock), and a BIN record's " +
 			"log time is its autopilot stamp (latency 0). Interval jitter is Δ − k·period between consecutive autopilot stamps, " +
-			"before and after pkg/tsest's estimate; gaps are messages or records missing by the estimator's count. A tlog " +
+			"before and after pkg/tsest's estimate, on topics whose own stamps show a period (the others, one-off and bursty, " +
+			"have their count, span and rate of occurrence); gaps are messages or records missing by the estimator's count. A tlog " +
 			"message's latency is how late it reached the logging computer above the fitted floor.",
+		FixNote: "mav merge writes the autopilot's stamps as they are: to correct this topic's, run the timestamp_estimator " +
+			"node on it (or timealign estimate on its stamps). The estimator takes a stamp for late, never early, against a " +
+			"steady period; an autopilot stamps a record when it writes it, and where that is when the sensor was sampled, " +
+			"the jitter is the sampling's own and the stamps are better kept: check the sensor's timing first.",
 		TimeAxis:   "time since the start of the logs (s)",
 		PlotTopics: 12,
+	}
+	if m != nil && len(rep.Topics) != len(m.channels) {
+		pg.TopicsNote = fmt.Sprintf("(each instance of a BIN type counted apart, /bin/MAG[0] and /bin/MAG[1]; the merged stream has %d topics, one per type)",
+			len(m.channels))
 	}
 	if m == nil {
 		pg.Title = names[0]
@@ -205,14 +214,18 @@ func writeMavReport(f *files, run *mavRun, m *merger, pr *progress) error {
 			"are below.", s.Count, report.Dur(s.P50), report.Dur(s.P99), report.Dur(s.Max))
 		ls.Hists(report.HistPlot{Title: "latency above the floor", XLabel: "latency", Hists: []*report.Hist{&t.lat},
 			Names: []string{"all messages"}})
-		ls.Lines(report.LinePlot{Title: "latency above the floor over time", YLabel: "ms", Series: []*report.Series{&t.latOver},
+		ls.Lines(report.LinePlot{Title: "latency above the floor over time", YLabel: "latency (ms)", Series: []*report.Series{&t.latOver},
 			Names: []string{"latency"}, Caption: "A band that touches zero everywhere is a floor well found; a step is a clock step or a change of link."})
 	}
 
 	if m != nil {
 		ms := &report.Section{Title: "Merged stream"}
 		pg.Sections = append(pg.Sections, ms)
-		ms.Text("%d messages on %d topics, in time order on the clock of the winning source.", m.written, len(m.channels))
+		inst := ""
+		if len(rep.Topics) != len(m.channels) {
+			inst = fmt.Sprintf(" (%d in the timing report below, which counts each instance of a BIN type apart)", len(rep.Topics))
+		}
+		ms.Text("%d messages on %d topics%s, in time order on the clock of the winning source.", m.written, len(m.channels), inst)
 		if m.late > 0 {
 			ms.Note(report.Warn, "%d messages came more than --reorder %v late and were written out of order.", m.late, m.reorder)
 		}
@@ -277,7 +290,7 @@ func bootSection(bt *mav.Boot) *report.Section {
 		return s
 	}
 	scale, unit := report.DurationUnit(span)
-	p := report.LinePlot{Title: "each source's offset minus the winner's (" + w.Source.String() + ")", YLabel: unit,
+	p := report.LinePlot{Title: "each source's offset minus the winner's (" + w.Source.String() + ")", YLabel: "offset difference (" + unit + ")",
 		Caption: "Above zero: that source would make the tlog's messages arrive before they were sent."}
 	for _, df := range diffs {
 		sr := &report.Series{Cap: 256}

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"math"
@@ -116,8 +117,8 @@ func TestMavAlign(t *testing.T) {
 	// The bag report's page: the clocks' sections, then the tlog's topics.
 	page := string(html)
 	require.Contains(t, page, "<h1>timealign mav report</h1>")
-	require.Contains(t, page, "<h2>Boot 1</h2>")
-	require.Contains(t, page, "<h2>/tlog/1/1/ATTITUDE <span")
+	require.Regexp(t, `<h2 id="section-\d+">Boot 1</h2>`, page)
+	require.Regexp(t, `<h3 id="topic-\d+">/tlog/1/1/ATTITUDE <span`, page)
 	require.NotContains(t, page, "/bin/", "align analyses the tlog only")
 	require.NotContains(t, page, "ApproximateTime")
 	// Plots: the offset of gps against tlog, the latency histogram and
@@ -146,11 +147,18 @@ func TestMavMergeReportInstances(t *testing.T) {
 	require.NoError(t, err)
 	rows := map[string][]string{}
 	for _, l := range strings.Split(html.UnescapeString(string(page)), "\n") {
-		if f := strings.Fields(l); len(f) > 10 && strings.HasPrefix(f[0], "/bin/IMU") {
+		if f := strings.Fields(l); len(f) > 10 && strings.HasPrefix(f[0], "/bin/IMU") && f[1] == "IMU" { // the table's rows
 			rows[f[0]] = f
 		}
 	}
 	require.Len(t, rows, 2, "one row per instance: %v", rows)
+	// The topic counts say which counts instances apart, and agree.
+	top := regexp.MustCompile(`messages on (\d+) topics \(each instance of a BIN type counted apart.*the merged stream has (\d+) topics`).FindStringSubmatch(string(page))
+	require.NotNil(t, top, "the first line says how topics are counted")
+	require.Contains(t, string(page), fmt.Sprintf("messages on %s topics (%s in the timing report below", top[2], top[1]))
+	inst, _ := strconv.Atoi(top[1])
+	merged, _ := strconv.Atoi(top[2])
+	require.Equal(t, merged+1, inst, "two IMU instances: one topic more")
 	for _, name := range []string{"/bin/IMU[0]", "/bin/IMU[1]"} {
 		f := rows[name]
 		require.NotNil(t, f, name)
@@ -254,7 +262,7 @@ func TestMavMergeMCAP(t *testing.T) {
 	// The merged stream's timing: /bin/ATT at 10 Hz, no record missing.
 	row := regexp.MustCompile(`(?m)^/bin/ATT +ATT +1800 +10 Hz +[0-9.]+ms .* 0 \(0\) .*$`)
 	require.Regexp(t, row, string(html))
-	require.Contains(t, string(html), "<h2>Merged stream</h2>")
+	require.Regexp(t, `<h2 id="section-\d+">Merged stream</h2>`, string(html))
 	require.NotContains(t, string(html), "offsets between host-stamped streams", "no pairs of 90 topics")
 }
 

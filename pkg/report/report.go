@@ -1,12 +1,19 @@
-// Package report analyses the timing of recorded streams: per topic, the
+// Package report analyses the timing of recorded streams. Each topic is
+// first classified from its own stamps (Classify: periodic, bursty or
+// one-off); a topic that is not periodic gets its count, span and rate of
+// occurrence only. Per periodic topic: the
 // rate and estimated period, the jitter of the header stamps before and
 // after pkg/tsest's estimation, gaps and estimated losses, duplicate stamps
 // and stamps going back, the latency from header stamp to log time, and the
 // skew and offset of a device clock (pkg/pll's lower-envelope fit of the
 // log times against the stamps); across topics, the offsets between the
 // streams and what message_filters' ApproximateTime (pkg/sync) would match
-// on them, with suggested parameters. It renders the result as a terminal
-// table, JSON, and a self-contained HTML page with SVG plots.
+// on them, with suggested parameters. Each topic ends with a Verdict: keep
+// the stamps, correct them with the timestamp_estimator, or map a device
+// clock with clock_sync, and where an estimate is worse than the stamps,
+// where and why (Worse). It renders the result as a terminal table, JSON,
+// and a self-contained HTML page with SVG plots that opens with the
+// verdicts.
 //
 // # Definitions
 //
@@ -144,8 +151,21 @@ type TopicReport struct {
 	// First and Last are the log times of the first and last message.
 	First stamp.Time `json:"first_log_ns"`
 	Last  stamp.Time `json:"last_log_ns"`
-	// RateHz is (Count − 1) / (Last − First).
-	RateHz float64 `json:"rate_hz"`
+	// RateHz is (Count − 1) / (Last − First): for a stream that is not
+	// periodic, its rate of occurrence; Span is Last − First.
+	RateHz float64       `json:"rate_hz"`
+	Span   time.Duration `json:"span_ns"`
+	// Class is what the stream's own timing says it is (Classify: from
+	// its header stamps, or its log times where it has none), ClassWhy
+	// why. Only a periodic stream has a period, jitter, gaps, missing
+	// counts and an estimate: for the others they are zero.
+	Class    Class  `json:"class"`
+	ClassWhy string `json:"class_why"`
+	// MedianInterval is the median positive interval between the
+	// stamps the class was decided on.
+	MedianInterval time.Duration `json:"median_interval_ns"`
+	// Verdict is what to do with the topic's stamps.
+	Verdict Verdict `json:"verdict"`
 
 	// Stamped counts the messages whose header stamp was read; Malformed
 	// those of a Header-first type whose bytes did not parse.
@@ -161,12 +181,16 @@ type TopicReport struct {
 	JitterAfter  Summary `json:"jitter_after"`
 	// Uncorrected counts the stamps the estimator left as received (minus
 	// the least delay): the fit's warm-up, a sample after a loss it had
-	// not yet decided, a fit that did not hold. "After" leaves out the
-	// intervals that touch them.
+	// not yet decided, a fit that did not hold. The jitter before and
+	// after leaves out the intervals that touch them.
 	Uncorrected uint64  `json:"uncorrected"`
 	Correction  Summary `json:"correction"`
 	Latency     Summary `json:"latency"`
 	Arrival     Summary `json:"arrival_interval"`
+	// Worse counts the samples whose estimate lies further from the
+	// period's grid than their stamp (by more than a hundredth of the
+	// period), and says where.
+	Worse Worse `json:"worse"`
 	// Gaps counts the places where the estimator found samples missing,
 	// Missing (= EstimatedLosses, the estimator's count) how many;
 	// LongestGaps the longest.
@@ -190,11 +214,42 @@ type TopicReport struct {
 	plots *topicPlots
 }
 
+// Worse counts the samples an estimate makes worse than their stamp:
+// just after a gap (AtGaps: the estimator cannot yet tell a lost sample
+// from a late one, and may be off by up to a period), in the estimator's
+// warm-up (WarmUp: its first WarmUpSamples samples) and elsewhere
+// (Elsewhere: stamps early as well as late against the fitted line, which
+// the estimator takes for lateness). Max is the most an estimate's
+// interval jitter exceeded its stamp's.
+type Worse struct {
+	Samples   uint64        `json:"samples"`
+	AtGaps    uint64        `json:"at_gaps"`
+	WarmUp    uint64        `json:"warm_up"`
+	Elsewhere uint64        `json:"elsewhere"`
+	Max       time.Duration `json:"max_ns"`
+}
+
+// WarmUpSamples is the estimator's warm-up that Worse counts apart.
+const WarmUpSamples = 32
+
 // topicPlots are the series and histograms the HTML report draws.
 type topicPlots struct {
 	correction, arrival, stampInterval Series
 	jitBefore, jitAfter, latency       Hist
+	// device stamp against log time, and the clock fit's residual
+	clockStamp, clockResidual Series
+	clockFirst                stamp.Time // the first device stamp
+	fitLine                   [2][2]float64
+	haveFit                   bool
+	// intervalTop is where the intervals' plot is cut (IntervalClip
+	// times their 99th percentile; 0: not cut), intervalMax the longest.
+	intervalTop, intervalMax time.Duration
 }
+
+// IntervalClip: the plot of the intervals between messages shows up to this
+// many times their 99th percentile, and says so when a longer one (a pause,
+// a start-up) is cut, so that one long interval does not flatten the rest.
+const IntervalClip = 3
 
 // Offset is the offset between two host-stamped streams: how much later
 // B's stamps are than A's for simultaneous events, from the medians of
@@ -215,13 +270,23 @@ type SyncReport struct {
 	Spread Summary `json:"spread"`
 	// Drops counts dropped messages per topic and reason.
 	Drops map[string]map[string]uint64 `json:"drops"`
-	// Unmatched counts the messages still queued at the end.
+	// Messages counts each topic's messages given to the synchronizer:
+	// each is in a set, dropped or (Unmatched) still queued at the end.
+	// Before counts those that came before the matching started (it
+	// waits for every chosen topic's first message, or a second), and
+	// NoStamp those without a header stamp: with Messages, every message
+	// of the topic.
 	Messages  []uint64 `json:"messages"`
 	Unmatched []uint64 `json:"unmatched"`
+	Before    []uint64 `json:"before_start"`
+	NoStamp   []uint64 `json:"without_stamp"`
 	// Suggested are parameters for the synchronizer node (its names).
 	Suggested SyncSuggestion `json:"suggested"`
 	// Skipped says why no analysis was made (fewer than 2 topics, …).
 	Skipped string `json:"skipped,omitempty"`
+	// Notes warn of matched topics that are not periodic (chosen before
+	// their class was known): their sets say little.
+	Notes []string `json:"notes,omitempty"`
 
 	spread Hist
 }
@@ -244,30 +309,37 @@ type Report struct {
 	Topics   []*TopicReport `json:"topics"`
 	Offsets  []Offset       `json:"offsets"`
 	Sync     *SyncReport    `json:"sync,omitempty"`
+	// FixCommand applies every recommended correction at once
+	// (SetFixCommand; empty where there is none or no command).
+	FixCommand string `json:"fix_command,omitempty"`
 }
 
 // topicState is an Analyzer's state for one topic.
 type topicState struct {
-	r       *TopicReport
-	plots   topicPlots
-	est     *tsest.Estimator
-	pll     *pll.PLL
-	prevHdr stamp.Time
-	prevEst stamp.Time
-	prevLog stamp.Time
-	have    bool
-	prevBad bool // the previous stamp repeated or went back
+	r        *TopicReport
+	plots    topicPlots
+	est      *tsest.Estimator
+	pll      *pll.PLL
+	prevHdr  stamp.Time
+	prevEst  stamp.Time
+	prevLog  stamp.Time
+	have     bool
+	prevBad  bool // the previous stamp repeated or went back
+	haveLog  bool
+	jb, ja   Hist
+	corr     Hist
+	lat      Hist
+	arr      Hist
+	gaps     []Gap
+	syncIdx  int // index among the sync topics, -1
+	firstLat time.Duration
+	decided  bool
+	timing   TimingCounter
+	prevGap  bool // the sample before followed a gap in the stamps
+	firstHdr stamp.Time
+	lastHdr  stamp.Time
 	// prevUncorrected: the estimator left the previous stamp as received.
 	prevUncorrected bool
-	haveLog         bool
-	jb, ja          Hist
-	corr            Hist
-	lat             Hist
-	arr             Hist
-	gaps            []Gap
-	syncIdx         int // index among the sync topics, -1
-	firstLat        time.Duration
-	decided         bool
 }
 
 // Analyzer accumulates the analysis of a stream of messages, fed in log
@@ -303,6 +375,8 @@ func (a *Analyzer) AddTopic(id int, name, typ string, headerFirst bool, defSourc
 	ts.plots.correction.Cap = a.cfg.PlotPoints
 	ts.plots.arrival.Cap = a.cfg.PlotPoints
 	ts.plots.stampInterval.Cap = a.cfg.PlotPoints
+	ts.plots.clockStamp.Cap = a.cfg.PlotPoints
+	ts.plots.clockResidual.Cap = a.cfg.PlotPoints
 	ts.r.plots = &ts.plots
 	if headerFirst {
 		est, err := tsest.New(a.cfg.Estimator)
@@ -422,15 +496,23 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 	if ts.haveLog {
 		d := logTime.Sub(ts.prevLog)
 		ts.arr.Add(d)
-		ts.plots.arrival.Add(int64(logTime), float64(d)/1e6)
+		ts.plots.arrival.Add(int64(logTime), float64(d))
 	}
 	ts.prevLog, ts.haveLog = logTime, true
 	if malformed {
 		r.Malformed++
 	}
 	if !hasHeader || ts.est == nil {
+		if !malformed {
+			ts.timing.Add(logTime)
+		}
 		return
 	}
+	ts.timing.Add(hdr)
+	if r.Stamped == 0 {
+		ts.firstHdr, ts.plots.clockFirst = hdr, hdr
+	}
+	ts.lastHdr = hdr
 	r.Stamped++
 	lat := logTime.Sub(hdr)
 	ts.lat.Add(lat)
@@ -458,6 +540,10 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 	}
 	if hdr >= 0 {
 		ts.pll.Update(logTime, uint64(hdr))
+		ts.plots.clockStamp.Add(int64(logTime), float64(hdr.Sub(ts.plots.clockFirst))/1e9)
+		if c, ok := ts.pll.Corrected(uint64(hdr)); ok {
+			ts.plots.clockResidual.Add(int64(logTime), float64(logTime.Sub(c)))
+		}
 	}
 	lost0 := ts.est.LostSamples()
 	est, err := ts.est.Update(hdr)
@@ -489,7 +575,7 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 	}
 	corr := hdr.Sub(est)
 	ts.corr.Add(corr)
-	ts.plots.correction.Add(int64(logTime), float64(corr)/1e6)
+	ts.plots.correction.Add(int64(logTime), float64(corr))
 	bad := false
 	if ts.have {
 		d := hdr.Sub(ts.prevHdr)
@@ -501,27 +587,39 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 			r.Backward++
 			bad = true
 		}
-		ts.plots.stampInterval.Add(int64(logTime), float64(d)/1e6)
-		if p := ts.est.Period(); p > 0 && d > 0 {
+		ts.plots.stampInterval.Add(int64(logTime), float64(d))
+		gap := false
+		// Before and after are measured on the same intervals: those
+		// between two stamps the estimator corrected. One it left as
+		// received (the fit's warm-up, whose period is still young; a
+		// sample after a loss not yet decided) is counted apart, in
+		// Uncorrected.
+		if p := ts.est.Period(); p > 0 && d > 0 && !uncorrected && !ts.prevUncorrected {
 			k := int64(math.Round(float64(d) / float64(p)))
+			var devB, devA time.Duration
+			haveB, haveA := false, false
 			if k >= 1 {
-				dev := d - time.Duration(k)*p
-				ts.jb.Add(dev)
-				ts.plots.jitBefore.Add(dev)
+				devB, haveB = d-time.Duration(k)*p, true
+				ts.jb.Add(devB)
+				ts.plots.jitBefore.Add(devB)
 			}
+			gap = k >= 2
 			// Gaps are found on the estimates: a late stamp in a
-			// heavy-tailed jitter is no gap. "After" is measured between
-			// estimates of the model: one the estimator left uncorrected
-			// (its receive stamp: the fit's warm-up, a sample after a
-			// loss not yet decided) is counted apart, in Uncorrected.
+			// heavy-tailed jitter is no gap.
 			de := est.Sub(ts.prevEst)
 			ke := int64(math.Round(float64(de) / float64(p)))
-			if ke >= 1 && !uncorrected && !ts.prevUncorrected {
-				dev := de - time.Duration(ke)*p
-				ts.ja.Add(dev)
-				ts.plots.jitAfter.Add(dev)
+			if ke >= 1 {
+				devA, haveA = de-time.Duration(ke)*p, true
+				ts.ja.Add(devA)
+				ts.plots.jitAfter.Add(devA)
+			}
+			if haveB && haveA {
+				// against the stamps' k: an estimate a whole period off
+				// (a period slipped at a gap) is worse too
+				a.noteWorse(ts, devB, de-time.Duration(k)*p, p, gap)
 			}
 		}
+		ts.prevGap = gap
 	}
 	ts.prevHdr, ts.prevEst, ts.have, ts.prevBad = hdr, est, true, bad
 	ts.prevUncorrected = uncorrected
@@ -529,6 +627,34 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 		a.sr.Messages[ts.syncIdx]++
 		a.sync.Add(tsync.Message[struct{}]{Topic: ts.syncIdx, Stamp: hdr, Arrival: logTime})
 	}
+}
+
+// noteWorse counts a sample whose estimate's interval jitter devA is
+// worse than its stamp's devB by more than a hundredth of period p, and
+// where (see Worse); gap: the stamps show samples missing before it.
+func (a *Analyzer) noteWorse(ts *topicState, devB, devA, p time.Duration, gap bool) {
+	by := abs(devA) - abs(devB)
+	if by <= p/100 {
+		return
+	}
+	w := &ts.r.Worse
+	w.Samples++
+	w.Max = max(w.Max, by)
+	switch {
+	case gap || ts.prevGap:
+		w.AtGaps++
+	case ts.r.Stamped <= WarmUpSamples:
+		w.WarmUp++
+	default:
+		w.Elsewhere++
+	}
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // noteGap keeps the TopGaps longest gaps.
@@ -571,7 +697,18 @@ func (a *Analyzer) Report() *Report {
 			r.RateHz = float64(r.Count-1) / r.Last.Sub(r.First).Seconds()
 		}
 		r.Arrival = ts.arr.Summarize()
+		r.Span = r.Last.Sub(r.First)
+		r.Class, r.ClassWhy = Classify(ts.timing.Timing())
+		p99 := r.Arrival.P99
+		if ts.timing.intervals.Count() > 0 {
+			p99 = max(p99, ts.timing.intervals.Quantiles(0.99)[0])
+		}
+		if longest := max(r.Arrival.Max, ts.timing.intervals.Max()); p99 > 0 && longest > IntervalClip*p99 {
+			ts.plots.intervalTop, ts.plots.intervalMax = IntervalClip*p99, longest
+		}
+		r.MedianInterval = ts.timing.Timing().Median
 		if ts.est == nil {
+			r.Verdict = verdict(r)
 			continue
 		}
 		st := ts.est.Status()
@@ -590,6 +727,20 @@ func (a *Analyzer) Report() *Report {
 			med := r.Latency.P50
 			r.DeviceClock = med > a.cfg.DeviceOffset || med < -a.cfg.DeviceOffset
 		}
+		if r.DeviceClock && ps.Valid && ts.lastHdr > ts.firstHdr {
+			// the fitted line, at the first and last stamp
+			pl := &ts.plots
+			c0, ok0 := ts.pll.Corrected(uint64(ts.firstHdr))
+			c1, ok1 := ts.pll.Corrected(uint64(ts.lastHdr))
+			pl.haveFit = ok0 && ok1
+			pl.fitLine = [2][2]float64{{float64(c0), 0}, {float64(c1), float64(ts.lastHdr.Sub(ts.firstHdr)) / 1e9}}
+		}
+		if r.Class != Periodic {
+			// no period: no jitter, gaps or estimate to speak of
+			r.Period, r.EstimatedLosses, r.Missing, r.Gaps, r.LongestGaps = 0, 0, 0, 0, nil
+			r.JitterBefore, r.JitterAfter, r.Correction, r.Worse = Summary{}, Summary{}, Summary{}, Worse{}
+		}
+		r.Verdict = verdict(r)
 	}
 	var host []*TopicReport
 	for _, r := range a.rep.Topics {
@@ -608,6 +759,12 @@ func (a *Analyzer) Report() *Report {
 	}
 	if a.sr != nil {
 		a.finishSync()
+		for _, ts := range a.syncT {
+			if c := ts.r.Class; c != Periodic {
+				a.sr.Notes = append(a.sr.Notes, fmt.Sprintf("%s is %s (%s): a topic without a period holds back or drops the sets of the others; name the topics to match to leave it out",
+					ts.r.Name, c, ts.r.ClassWhy))
+			}
+		}
 		a.rep.Sync = a.sr
 	}
 	return &a.rep
@@ -620,10 +777,13 @@ func (a *Analyzer) finishSync() {
 		return
 	}
 	st := a.sync.Status()
-	for i := range a.syncT {
+	sr.Before, sr.NoStamp = make([]uint64, len(a.syncT)), make([]uint64, len(a.syncT))
+	for i, ts := range a.syncT {
 		if i < len(st.QueueFill) {
 			sr.Unmatched[i] = uint64(st.QueueFill[i])
 		}
+		sr.Before[i] = ts.r.Stamped - sr.Messages[i]
+		sr.NoStamp[i] = ts.r.Count - ts.r.Stamped
 	}
 	sr.Spread = sr.spread.Summarize()
 	// Suggestions: a queue that holds the fastest topic's messages for

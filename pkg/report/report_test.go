@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -190,7 +192,8 @@ func TestWritePage(t *testing.T) {
 	out := w1.String()
 	require.Equal(t, out, w2.String(), "deterministic")
 	require.Contains(t, out, "<h1>timealign mav report</h1>")
-	require.Contains(t, out, "<h2>Clocks &amp; &lt;sources&gt;</h2>")
+	require.Contains(t, out, `<h2 id="section-0">Clocks &amp; &lt;sources&gt;</h2>`)
+	require.Contains(t, out, `<a href="#section-0">Clocks &amp; &lt;sources&gt;</a>`, "in the contents")
 	require.Contains(t, out, "<p>offset 42 µs &lt;b&gt;</p>")
 	require.Contains(t, out, `<p class="note warn">a &lt;warning&gt;</p>`)
 	require.Contains(t, out, `<p class="note">plain note</p>`)
@@ -200,19 +203,24 @@ func TestWritePage(t *testing.T) {
 	require.Contains(t, out, "<figcaption>hist caption</figcaption>")
 	require.Contains(t, out, `<p class="muted">notes &lt;here&gt;</p>`)
 	require.Contains(t, out, "time since the start of the logs (s)")
-	require.Contains(t, out, "stamp correction: autopilot stamp − estimate")
+	require.Contains(t, out, "interval jitter of the autopilot stamps")
 	require.NotContains(t, out, "header stamp")
 	require.NotContains(t, out, "ApproximateTime")
 	require.Contains(t, out, "the other 1 have their figures only")
 	// The section's two plots with data share a row; /fast has its plots
-	// (correction, inter-arrival, jitter; no latency histogram: it is
+	// (intervals, jitter of the stamps; of the estimates and the
+	// correction where it is recommended; no latency histogram: it is
 	// always 0), /slow none.
-	require.Equal(t, 2+3, strings.Count(out, "<svg"))
+	fastPlots := 2
+	if r.Topics[0].Verdict.Action == Estimate {
+		fastPlots += 2
+	}
+	require.Equal(t, 2+fastPlots, strings.Count(out, "<svg"))
 	require.Equal(t, 1, strings.Count(out, "latency (min/max)"), "a band where slots hold several values")
 	require.Contains(t, out, ">flat<", "one line where they hold one")
 	require.NotContains(t, out, "flat (min/max)")
 	require.NotContains(t, out, "NaN")
-	i, j := strings.Index(out, "<h2>/fast"), strings.Index(out, "<h2>/slow")
+	i, j := strings.Index(out, `<h3 id="topic-0">/fast`), strings.Index(out, `<h3 id="topic-1">/slow`)
 	require.True(t, i > 0 && j > i)
 	require.Contains(t, out[i:j], "<svg")
 	require.NotContains(t, out[j:], "<svg")
@@ -221,9 +229,9 @@ func TestWritePage(t *testing.T) {
 	var bag bytes.Buffer
 	require.NoError(t, r.WriteHTML(&bag, "b"))
 	require.Contains(t, bag.String(), "<h1>timealign bag report</h1>")
-	require.Contains(t, bag.String(), "stamp correction: header stamp − estimate")
+	require.Contains(t, bag.String(), "interval jitter of the header stamps")
 	require.Contains(t, bag.String(), "log time since the start of the bag (s)")
-	require.Equal(t, 3+4, strings.Count(bag.String(), "<svg"))
+	require.Greater(t, strings.Count(bag.String(), "<svg"), fastPlots, "every topic drawn")
 }
 
 func TestNumeric(t *testing.T) {
@@ -245,7 +253,7 @@ func TestNoPlotsAtOneTime(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	require.NoError(t, a.Report().WriteHTML(&buf, "burst"))
-	require.Contains(t, buf.String(), "<h2>/units")
+	require.Contains(t, buf.String(), `<td id="topic-0">/units</td><td>UNIT</td><td class="nw">one-off</td><td class="n">8</td>`)
 	require.NotContains(t, buf.String(), "<svg")
 }
 
@@ -306,5 +314,140 @@ func BenchmarkHistAdd(b *testing.B) {
 	var h Hist
 	for i := 0; b.Loop(); i++ {
 		h.Add(v[i&4095])
+	}
+}
+
+// TestVerdicts: each topic is classified first, and only a periodic one
+// gets an estimate and a recommendation: jittery host stamps are
+// corrected (their gaps cost the estimates nothing), clean ones (a jitter
+// of a microsecond) are kept, a device clock is mapped; a
+// one-off and an event-driven topic get their count, span and rate only.
+// Every message of a matched topic is accounted for in the ApproximateTime
+// figures.
+func TestVerdicts(t *testing.T) {
+	a, err := New(DefaultConfig())
+	require.NoError(t, err)
+	names := []string{"/jittery", "/clean", "/device", "/oneoff", "/events"}
+	for i, n := range names {
+		require.NoError(t, a.AddTopic(i, n, "sensor_msgs/msg/Imu", true, "schema"))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	nextEvent := t0
+	for i := range 3000 {
+		tr := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		hdr := tr.Add(time.Duration(rng.Float64() * 2e6))
+		a.Add(0, hdr.Add(100*time.Microsecond), hdr, true, false, 100)
+		if i%300 != 7 { // a sample lost now and then
+			clean := tr.Add(time.Duration(rng.IntN(1000)))
+			a.Add(1, clean.Add(3*time.Millisecond), clean, true, false, 100)
+		}
+		if i%10 == 0 {
+			dev := stamp.Time(float64(tr.Sub(t0))*(1-30e-6)) + 7e9
+			a.Add(2, tr.Add(time.Duration(rng.Float64()*1e6)), dev, true, false, 100)
+		}
+		if i < 4 {
+			a.Add(3, tr, tr, true, false, 10)
+		}
+		if tr >= nextEvent {
+			a.Add(4, tr, tr, true, false, 10)
+			nextEvent = tr.Add(time.Duration(rng.ExpFloat64() * 3e8))
+		}
+	}
+	r := a.Report()
+	by := map[string]*TopicReport{}
+	for _, tr := range r.Topics {
+		by[tr.Name] = tr
+	}
+	want := map[string]struct {
+		class  Class
+		action Action
+	}{
+		"/jittery": {Periodic, Estimate}, "/clean": {Periodic, Keep}, "/device": {Periodic, ClockSync},
+		"/oneoff": {OneOff, NoAction}, "/events": {Bursty, NoAction},
+	}
+	for n, w := range want {
+		tr := by[n]
+		require.Equal(t, w.class, tr.Class, "%s: %s", n, tr.ClassWhy)
+		require.Equal(t, w.action, tr.Verdict.Action, "%s: %s", n, tr.Verdict.Text)
+		if w.class != Periodic {
+			require.Zero(t, tr.Period, n)
+			require.Zero(t, tr.Gaps, n)
+			require.Zero(t, tr.JitterBefore.Count, n)
+			require.Empty(t, tr.Verdict.Apply, n)
+		}
+	}
+	clean := by["/clean"]
+	require.NotZero(t, clean.Gaps, "the clean stream loses samples")
+	require.Zero(t, clean.Worse.AtGaps, "gaps cost the estimates nothing: %+v", clean.Worse)
+	require.Contains(t, clean.Verdict.Text, "keep the stamps")
+	require.Equal(t, "/jittery=timestamp_estimator", by["/jittery"].Verdict.Apply)
+	require.Equal(t, "/device=clock_sync", by["/device"].Verdict.Apply)
+	all := r.SetFixCommand(func(apply []string) string { return "fix IN OUT --apply " + strings.Join(apply, " --apply ") })
+	require.Equal(t, "fix IN OUT --apply /jittery=timestamp_estimator --apply /device=clock_sync", all)
+	require.Equal(t, "fix IN OUT --apply /device=clock_sync", by["/device"].Verdict.Command)
+
+	s := r.Sync
+	require.NotNil(t, s)
+	require.Empty(t, s.Skipped)
+	for i, n := range s.Topics {
+		sum := s.Sets + s.Unmatched[i] + s.Before[i] + s.NoStamp[i]
+		for _, d := range s.Drops[n] {
+			sum += d
+		}
+		require.Equal(t, by[n].Count, sum, "%s: every message accounted for", n)
+		require.Contains(t, s.counts(i), fmt.Sprintf("%d messages:", by[n].Count))
+	}
+	require.Len(t, s.Notes, 2, "the one-off and the bursty topic were matched: %v", s.Notes)
+	require.Contains(t, s.Notes[0], "/oneoff is one-off")
+	var buf bytes.Buffer
+	require.NoError(t, r.WriteTable(&buf))
+	require.Contains(t, buf.String(), "not periodic")
+	require.Contains(t, buf.String(), "fix IN OUT --apply /jittery=timestamp_estimator\n")
+	buf.Reset()
+	require.NoError(t, json.NewEncoder(&buf).Encode(r))
+	require.Contains(t, buf.String(), `"class":"one-off"`)
+	require.Contains(t, buf.String(), `"action":"clock_sync"`)
+}
+
+// TestReportsOfOddRecordings: a recording of one-off topics only (one of
+// them a single message), one whose every stamp repeats, and an empty one
+// each give a table and a page that say what they are.
+func TestReportsOfOddRecordings(t *testing.T) {
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	cases := map[string]func(a *Analyzer){
+		"one-off only": func(a *Analyzer) {
+			require.NoError(t, a.AddTopic(0, "/map", "nav_msgs/msg/OccupancyGrid", true, "schema"))
+			require.NoError(t, a.AddTopic(1, "/params", "rcl_interfaces/msg/ParameterEvent", false, "builtin"))
+			a.Add(0, t0, t0, true, false, 100)
+			for i := range 5 {
+				a.Add(1, t0.Add(time.Duration(i)*time.Second), 0, false, false, 10)
+			}
+		},
+		"stamps never set": func(a *Analyzer) {
+			require.NoError(t, a.AddTopic(0, "/imu", "sensor_msgs/msg/Imu", true, "schema"))
+			for i := range 500 {
+				a.Add(0, t0.Add(time.Duration(i)*10*time.Millisecond), 0, true, false, 100)
+			}
+			require.Contains(t, a.Report().Topics[0].ClassWhy, "never set")
+		},
+		"empty": func(*Analyzer) {},
+	}
+	for name, fill := range cases {
+		a, err := New(DefaultConfig())
+		require.NoError(t, err)
+		fill(a)
+		r := a.Report()
+		for _, tr := range r.Topics {
+			require.NotEqual(t, Periodic, tr.Class, "%s: %s", name, tr.Name)
+			require.Equal(t, NoAction, tr.Verdict.Action, "%s: %s", name, tr.Name)
+			require.Zero(t, tr.Period, name)
+		}
+		var tbl, page bytes.Buffer
+		require.NoError(t, r.WriteTable(&tbl), name)
+		require.Contains(t, tbl.String(), "no periodic topic", name)
+		require.NoError(t, r.WriteHTML(&page, name), name)
+		require.Contains(t, page.String(), "0 periodic", name)
+		require.NotContains(t, page.String(), "NaN", name)
 	}
 }

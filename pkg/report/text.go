@@ -46,27 +46,31 @@ func shortType(t string) string {
 	return t
 }
 
-// WriteTable writes the concise terminal report: one row per topic, then
-// the offsets between streams and the ApproximateTime analysis.
+// WriteTable writes the concise terminal report: one row per periodic
+// topic, then the topics that are not periodic, what to do with each
+// topic's stamps, the offsets between streams and the ApproximateTime
+// analysis.
 func (r *Report) WriteTable(w io.Writer) error {
 	var tb strings.Builder
 	tw := tabwriter.NewWriter(&tb, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "topic\ttype\tmsgs\trate\tperiod\tjitter std\tjitter p99\tlatency p50 / p99\tgaps (missing)\tdup\tback\tclock")
 	fmt.Fprintln(tw, "\t\t\t\t\tbefore → after\tbefore → after\t\t\t\t\t")
 	var notes []string
+	var others []*TopicReport
 	for _, t := range r.Topics {
+		if t.Malformed > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d messages of a Header-first type did not parse (skipped)", t.Name, t.Malformed))
+		}
+		if t.Class != Periodic {
+			others = append(others, t)
+			continue
+		}
 		rate := "-"
 		if t.RateHz > 0 {
 			rate = fmt.Sprintf("%.4g Hz", t.RateHz)
 		}
 		if t.Stamped == 0 {
-			why := "no header stamp"
-			if t.HeaderFirst && t.Malformed > 0 {
-				why = fmt.Sprintf("%d malformed", t.Malformed)
-			} else if !t.HeaderFirst && t.DefSource == "unknown" {
-				why = "type unknown"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t\t(%s)\t\t\t\t\t\t\n", t.Name, shortType(t.Type), t.Count, rate, why)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t\t(%s)\t\t\t\t\t\t\n", t.Name, shortType(t.Type), t.Count, rate, noStampWhy(t))
 			continue
 		}
 		clock := "host"
@@ -84,23 +88,44 @@ func (r *Report) WriteTable(w io.Writer) error {
 			t.Name, shortType(t.Type), t.Count, rate, Dur(t.Period),
 			Dur(t.JitterBefore.Std), Dur(t.JitterAfter.Std), Dur(absMax(t.JitterBefore)), Dur(absMax(t.JitterAfter)),
 			lat, t.Gaps, t.Missing, t.Duplicates, t.Backward, clock)
-		if t.Malformed > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %d messages of a Header-first type did not parse (skipped)", t.Name, t.Malformed))
-		}
 	}
-	if err := tw.Flush(); err != nil {
+	if len(others) == len(r.Topics) {
+		tb.Reset() // no periodic topic: no table of them
+		fmt.Fprintln(w, "no periodic topic")
+	} else if err := flushTrimmed(w, tw, &tb); err != nil {
 		return err
 	}
-	for _, line := range strings.SplitAfter(tb.String(), "\n") {
-		if line == "" {
-			continue
+	if len(others) > 0 {
+		fmt.Fprintln(w, "\nnot periodic (no period, jitter, gaps or estimate):")
+		tw = tabwriter.NewWriter(&tb, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "topic\ttype\tmsgs\tclass\tspan\toccurrence\twhy")
+		for _, t := range others {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, shortType(t.Type), t.Count, t.Class, Dur(t.Span), occurrence(t), t.ClassWhy)
 		}
-		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+		if err := flushTrimmed(w, tw, &tb); err != nil {
 			return err
 		}
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
+	}
+	var todo []*TopicReport
+	for _, t := range r.Topics {
+		if t.Verdict.Action != NoAction && t.Verdict.Action != "" {
+			todo = append(todo, t)
+		}
+	}
+	if len(todo) > 0 {
+		fmt.Fprintln(w, "\nwhat to do with the stamps:")
+		for _, t := range todo {
+			fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Verdict.Text)
+			if t.Verdict.Command != "" {
+				fmt.Fprintf(w, "    %s\n", t.Verdict.Command)
+			}
+		}
+		if r.FixCommand != "" && strings.Count(r.FixCommand, "--apply") > 1 {
+			fmt.Fprintf(w, "  all at once: %s\n", r.FixCommand)
+		}
 	}
 	if len(r.Offsets) > 0 {
 		fmt.Fprintln(w, "\noffsets between host-stamped streams (B's stamps minus A's for simultaneous events, from median latencies):")
@@ -116,21 +141,88 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(w, " %d sets, spread p50 %s, p99 %s, max %s\n", s.Sets, Dur(s.Spread.P50), Dur(s.Spread.P99), Dur(s.Spread.Max))
 		for i, name := range s.Topics {
-			var parts []string
-			for reason, n := range s.Drops[name] {
-				parts = append(parts, fmt.Sprintf("%d %s", n, reason))
-			}
-			drops := "none dropped"
-			if len(parts) > 0 {
-				drops = "dropped " + strings.Join(sortStrings(parts), ", ")
-			}
-			fmt.Fprintf(w, "  %s: %d messages, %s\n", name, s.Messages[i], drops)
+			fmt.Fprintf(w, "  %s: %s\n", name, s.counts(i))
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintln(w, "note:", n)
 		}
 		sg := s.Suggested
 		fmt.Fprintf(w, "suggested synchronizer parameters: queue_size: %d, max_interval_sec: %.6g, age_penalty: %g, lower_bounds_sec: [%s]\n",
 			sg.QueueSize, sg.MaxInterval.Seconds(), sg.AgePenalty, secs(sg.LowerBounds))
 	}
 	return nil
+}
+
+// flushTrimmed flushes tw (writing into tb) to w without trailing blanks,
+// and empties tb.
+func flushTrimmed(w io.Writer, tw *tabwriter.Writer, tb *strings.Builder) error {
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(tb.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	tb.Reset()
+	return nil
+}
+
+// noStampWhy says why a topic has no stamps.
+func noStampWhy(t *TopicReport) string {
+	switch {
+	case t.HeaderFirst && t.Malformed > 0:
+		return fmt.Sprintf("%d malformed", t.Malformed)
+	case !t.HeaderFirst && t.DefSource == "unknown":
+		return "type unknown"
+	}
+	return "no header stamp"
+}
+
+// occurrence is the rate of a topic that is not periodic.
+func occurrence(t *TopicReport) string {
+	switch {
+	case t.RateHz <= 0:
+		return "-"
+	case t.RateHz < 1:
+		return fmt.Sprintf("%.3g /min", t.RateHz*60)
+	case t.RateHz >= 1000:
+		return fmt.Sprintf("%.0f /s", t.RateHz)
+	}
+	return fmt.Sprintf("%.4g /s", t.RateHz)
+}
+
+// counts accounts for every message of sync topic i: the sum is the
+// topic's count.
+func (s *SyncReport) counts(i int) string {
+	name := s.Topics[i]
+	total := s.Messages[i]
+	if i < len(s.Before) {
+		total += s.Before[i] + s.NoStamp[i]
+	}
+	parts := []string{fmt.Sprintf("%d in sets", s.Sets)}
+	var drops []string
+	for reason, n := range s.Drops[name] {
+		drops = append(drops, fmt.Sprintf("%d %s", n, reason))
+	}
+	if len(drops) > 0 {
+		parts = append(parts, "dropped "+strings.Join(sortStrings(drops), ", "))
+	} else {
+		parts = append(parts, "none dropped")
+	}
+	if s.Unmatched[i] > 0 {
+		parts = append(parts, fmt.Sprintf("%d still queued at the end", s.Unmatched[i]))
+	}
+	if i < len(s.Before) && s.Before[i] > 0 {
+		parts = append(parts, fmt.Sprintf("%d before the matching started (it waits for every topic's first message)", s.Before[i]))
+	}
+	if i < len(s.NoStamp) && s.NoStamp[i] > 0 {
+		parts = append(parts, fmt.Sprintf("%d without a header stamp", s.NoStamp[i]))
+	}
+	return fmt.Sprintf("%d messages: %s", total, strings.Join(parts, ", "))
 }
 
 // absMax is the larger of |p1| and |p99|: the 98 % band of the jitter.
