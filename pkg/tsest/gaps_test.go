@@ -131,3 +131,28 @@ func TestGapsCostNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestLossInTheWarmup: a clean stream (jitter of a few µs) that loses one
+// sample at any place among its first 60: no estimate is off by more than
+// the jitter, whether the window holds more samples than the warm-up
+// (100 Hz) or fewer (10 Hz, a 2 s window: its hulls switch before the
+// warm-up ends, which settles the losses then).
+func TestLossInTheWarmup(t *testing.T) {
+	for _, p := range []time.Duration{10 * time.Millisecond, 100 * time.Millisecond} {
+		for at := 1; at < 60; at++ {
+			e, err := New(DefaultConfig())
+			require.NoError(t, err)
+			tt := sim.DefaultStart
+			for i := range 150 {
+				if i == at {
+					tt = tt.Add(p)
+				}
+				est, err := e.Update(tt.Add(time.Duration((i*7919)%5) * time.Microsecond))
+				require.NoError(t, err)
+				require.Less(t, est.Sub(tt).Abs(), 10*time.Microsecond, "period %v, loss before sample %d: sample %d", p, at, i)
+				tt = tt.Add(p)
+			}
+			require.Equal(t, uint64(1), e.LostSamples(), "period %v, loss before sample %d", p, at)
+		}
+	}
+}

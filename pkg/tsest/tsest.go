@@ -589,7 +589,9 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		e.lastEst = stamp.Min
 	} else {
 		switch {
-		case !indexed && e.warm && e.wuN < warmup-1:
+		case !indexed && e.warm && e.wuN < warmup-1 && t.Sub(e.youngFrom) < e.cfg.Window:
+			// (A window of fewer samples than the warm-up ends it when
+			// its hulls switch: below.)
 			e.wu[e.wuN] = t
 			e.wuN++
 			if n := e.announced; n > 0 {
@@ -1055,14 +1057,19 @@ func (e *Estimator) settleWarmup() {
 	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss || e.wuOff {
 		return // the hulls switched during the warm-up: a very short window
 	}
-	var d [warmup - 1]int64
+	n := e.wuN // the warm-up's samples, the newest (this update's) last
+	if n < 4 {
+		return
+	}
+	var da [warmup - 1]int64
+	d := da[:n-1]
 	for i := range d {
 		d[i] = int64(e.wu[i+1].Sub(e.wu[i]))
 	}
 	// The period: the mean interval, then the mean with the losses found
 	// (bounded jitter cannot move it, unlike a median of intervals that
 	// alternate long and short).
-	span := float64(e.wu[len(e.wu)-1].Sub(e.wu[0]))
+	span := float64(e.wu[n-1].Sub(e.wu[0]))
 	m := span / float64(len(d))
 	if m <= 0 {
 		return
