@@ -62,12 +62,13 @@ func (in events) run() error {
 		period = 10 * time.Millisecond
 	}
 	now, prev := stamp.Time(in.start), stamp.Min
+	top := stamp.Min // the latest receive stamp since the fit started
 	ops := in.ops[:min(len(in.ops), maxOps)]
 	for i, op := range ops {
 		before := e.Status()
 		sample, indexed := false, false
 		var index uint64
-		switch op % 12 {
+		switch op % 14 {
 		case 0, 1, 2:
 			now, sample = now.Add(period+time.Duration(op)*50*time.Microsecond), true
 		case 3:
@@ -99,6 +100,12 @@ func (in events) run() error {
 			}
 		case 10:
 			now, sample, indexed, index = now.Add(period), true, true, math.MaxUint64-uint64(op)
+		case 12: // the period halves (a rate that doubles)
+			period = max(period/2, 1)
+			now, sample = now.Add(period), true
+		case 13: // the period doubles (a camera from 30 to 15 fps)
+			period = min(2*period, time.Duration(math.MaxInt64/4))
+			now, sample = now.Add(period), true
 		case 11:
 			ref := stamp.Max
 			if op&16 != 0 {
@@ -125,6 +132,16 @@ func (in events) run() error {
 			if err == nil {
 				prev = got
 			}
+			// Never after its receive stamp, but where the stamps went
+			// back (estimates never go back: a wrong stamp gets the fit's
+			// prediction).
+			if restarted {
+				top = stamp.Min
+			}
+			if err == nil && now >= top && got > now {
+				return fmt.Errorf("op %d: estimate %v after its receive stamp %v", i, got, now)
+			}
+			top = max(top, now)
 			switch {
 			case errors.Is(err, ErrDuplicateIndex):
 				if after.DupIndexes != before.DupIndexes+1 || after.Samples != before.Samples {
@@ -181,10 +198,10 @@ func (in events) check(t *testing.T) {
 // around ±2^63, windows, periods and latencies of 1 ns and of 2^63−1 ns,
 // every index width's ends, and events of every kind.
 var extremeEvents = func() []events {
-	every := []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 20, 24, 27, 0, 0, 3, 3, 6, 0, 5, 0, 17, 0, 201, 0, 0}
+	every := []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 20, 24, 27, 0, 0, 3, 3, 6, 0, 5, 0, 17, 0, 201, 0, 0, 12, 0, 0, 13, 13, 0, 0}
 	long := make([]byte, 600)
 	for i := range long {
-		long[i] = byte(i*7) % 12
+		long[i] = byte(i*7) % 14
 		if i%97 == 0 {
 			long[i] = 8 + 16 // to the end and back
 		}
@@ -221,8 +238,9 @@ func TestExtremeEvents(t *testing.T) {
 	}
 }
 
-// FuzzEvents feeds arbitrary event sequences and configurations: never a
-// panic or a hang, every sample estimated but repeated indexes, memory
+// FuzzEvents feeds arbitrary event sequences and configurations (periods
+// that halve and double among them): never a panic or a hang, every sample
+// estimated but repeated indexes, never after its receive stamp, memory
 // bounded.
 func FuzzEvents(f *testing.F) {
 	for i := range scenarios {
