@@ -39,8 +39,8 @@ func TestGuardOnDeviceClockChanges(t *testing.T) {
 				require.NoError(t, err)
 				g := rand.New(rand.NewPCG(3, 4))
 				start := stamp.Time(1_700_000_000 * int64(time.Second))
-				dev := 5 * time.Second // device clock reading
-				lat := time.Duration(0)  // the largest latency of accepted samples so far
+				dev := 5 * time.Second  // device clock reading
+				lat := time.Duration(0) // the largest latency of accepted samples so far
 				invalid := 0
 				for i := range n {
 					acq := start.Add(time.Duration(i) * period)
