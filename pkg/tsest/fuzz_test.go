@@ -62,7 +62,6 @@ func (in events) run() error {
 		period = 10 * time.Millisecond
 	}
 	now, prev := stamp.Time(in.start), stamp.Min
-	top := stamp.Min // the latest receive stamp since the fit started
 	ops := in.ops[:min(len(in.ops), maxOps)]
 	for i, op := range ops {
 		before := e.Status()
@@ -118,6 +117,7 @@ func (in events) run() error {
 		if sample {
 			var err error
 			var got stamp.Time
+			floor := e.lastEst
 			if indexed {
 				got, err = e.UpdateIndex(now, index)
 			} else {
@@ -132,16 +132,12 @@ func (in events) run() error {
 			if err == nil {
 				prev = got
 			}
-			// Never after its receive stamp, but where the stamps went
-			// back (estimates never go back: a wrong stamp gets the fit's
-			// prediction).
-			if restarted {
-				top = stamp.Min
-			}
-			if err == nil && now >= top && got > now {
+			// Never after its receive stamp, but where estimates that
+			// never go back must stay at the previous one (after a stamp
+			// that went back got the fit's prediction).
+			if err == nil && floor <= now && after.Backward == before.Backward && got > now {
 				return fmt.Errorf("op %d: estimate %v after its receive stamp %v", i, got, now)
 			}
-			top = max(top, now)
 			switch {
 			case errors.Is(err, ErrDuplicateIndex):
 				if after.DupIndexes != before.DupIndexes+1 || after.Samples != before.Samples {
