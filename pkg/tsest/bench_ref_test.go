@@ -46,12 +46,12 @@ func TestAgainstRock(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, inputs)
 	// The README quotes the figures: Rock's std, ours, and the spreads.
-	var rockStd, ourStd, rockSpread, ourSpread []string
+	var rockStd, ourStd, rockSpread, ourSpread, limits []string
 	defer func() {
 		if len(ourStd) == 2 {
 			benchdata.RequireQuoted(t, rockStd[0]+" µs (uniform 0–2 ms jitter) and "+rockStd[1]+" µs (exponential 1 ms)",
 				"`estimate` "+ourStd[0]+" µs and "+ourStd[1]+" µs", "worst stamps of "+ourSpread[0]+" µs and "+ourSpread[1]+" µs",
-				"Rock's "+rockSpread[0]+" µs and "+rockSpread[1]+" µs")
+				"Rock's "+rockSpread[0]+" µs and "+rockSpread[1]+" µs", "the limit "+limits[0]+" µs and "+limits[1]+" µs")
 		}
 	}()
 	for _, truthPath := range inputs {
@@ -73,6 +73,9 @@ func TestAgainstRock(t *testing.T) {
 			}
 			ours := sim.ScoreStamps(got, truth, nil, 200)
 			theirs := sim.ScoreStamps(rock, truth, nil, 200)
+			lim := limitStd(in, truth, 200)
+			require.LessOrEqual(t, float64(ours.Std), 1.2*float64(lim), "within 1.2× of the limit %v", lim)
+			limits = append(limits, sim.Micros(lim))
 			t.Logf("Rock std %v spread %v; ours std %v spread %v", theirs.Std, theirs.Spread, ours.Std, ours.Spread)
 			require.LessOrEqual(t, ours.Std, theirs.Std/2)
 			require.LessOrEqual(t, ours.Spread, theirs.Spread)

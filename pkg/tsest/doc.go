@@ -23,7 +23,39 @@
 //
 // Two hulls receive every sample; the older answers and is replaced by the
 // younger once that covers a window, so the fit follows a drifting period
-// while looking back one to two windows, without deleting from a hull.
+// while looking back one to two windows, without deleting from a hull. The
+// period (the line's slope) comes from two more hulls switched every 3.5
+// windows, once they span more than the window's: a lower envelope of n
+// points over a span S fixes a slope to about J/(n·S), so 3.5 to 7
+// windows give it nine to thirty times more precisely, and the estimates
+// reach the limit of an estimator that knew the true period (the least
+// delay over the window); a period drifting a few ppm a second bends that
+// chord little, and one that changes faster is caught by the change test.
+//
+// # Never worse than the raw stamp
+//
+// Where the model cannot vouch for a sample, its estimate is the receive
+// stamp minus the least latency (MinLatency, or the references'), and
+// Status.Uncorrected says so: the first samples of a fit (until it covers
+// a quarter window; at once after a restart whose period was measured),
+// the samples of an unsettled stream (below), and a suspect (a sample a
+// period or more late) that the next samples must decide, on a stream that
+// has not shown which its suspects are. A young fit's estimate is held to
+// the heights its samples have shown.
+//
+// # Periods that change
+//
+// The line is a lower envelope: samples lie on and above it, the lowest of
+// any run close to it. A run of a quarter window (at least 32 samples) all
+// above it by more than half the fit's mean height (the period grew) or
+// all below it (it shrank), four records in a row (each higher above the
+// line than any sample of the fit: a ramp), or eight samples in a row each
+// the same multiple (2 or more) of the period after the one before (a rate
+// halved) restart the fit at that sample, its period unknown (or that
+// multiple), counted in Status.PeriodChanges. A period measured before a
+// restart weighs against the new fit's by precision. A change within four
+// windows of the previous one leaves the estimator unsettled: estimates
+// are the receive stamps until a fit has held for a window.
 //
 // # Losses, bursts and indexes
 //
@@ -34,12 +66,11 @@
 // by at least half a period, agree; the number lost is the least any of them
 // shows. Samples of a burst (delivered together) follow each other closely,
 // so a burst never counts as a loss. Until the next sample tells, the
-// suspect is stamped between "late" and "after a loss", weighted by how
-// often the stream's suspects have been losses (a stream that never lost a
-// sample stamps it as late); a stream that never delayed a sample by a
-// period takes all but one period of a long silence as lost, so a run of m
-// losses costs at most one period on the next sample, not m. Where the
-// suspects have mostly been losses, a loss is assumed at once.
+// suspect keeps its receive stamp (uncorrected), unless the stream has
+// shown which its suspects are: where they have mostly been losses a loss
+// is assumed at once, where mostly delays (or, before any was decided, the
+// fit's samples have been half as high) it is placed as late. The samples
+// after it are placed by the decided count, so a loss costs them nothing.
 //
 // Without an expected Period, the first 32 samples infer no loss from the
 // line (its slope is not yet known well enough: a jitter of half a period
@@ -95,13 +126,13 @@
 //
 // # Cost
 //
-// An update pushes a point on two hulls (O(1) amortized) and moves the
+// An update pushes a point on four hulls (O(1) amortized) and moves the
 // line along the hull from the previous answer (O(1) amortized; the fitted
 // slope is smoothed, every fourth update, with a gain of about 3/fits while
 // the fit is young and one window's worth after); no allocation once the
 // hulls have grown to a window's samples. The warm-up settling is O(32)
 // once per restart. Memory is bounded by the
-// number of samples in two windows (at most MaxWindowSamples), and of
+// number of samples in seven windows (each hull at most MaxWindowSamples), and of
 // references in two windows. With references, the line under them is
 // refitted when the samples' slope changes (every fourth update).
 package tsest
