@@ -588,7 +588,7 @@ table.summary td{font-size:.92em} td.nw{white-space:nowrap}
 <table class="summary">
 <tr><th>topic</th><th>class</th><th>messages</th><th>rate</th><th>period</th><th>jitter std: stamps → estimate</th><th>verdict</th></tr>
 {{range .Periodic}}<tr{{with .Level}} class="{{.}}"{{end}}><td><a href="#{{.ID}}">{{.Name}}</a></td><td>{{.Class}}</td><td class="n">{{.Count}}</td><td class="n">{{.Rate}} Hz</td>
-<td class="n">{{if .Stamped}}{{.Period}}{{end}}</td><td class="n">{{if .Stamped}}{{.JB}}{{if not .DeviceClock}} → {{.JA}}{{end}}{{end}}</td><td>{{action .Verdict.Action .Stamped}}{{if .Verdict.Why}} <span class="muted">(estimate worse on {{.Worse.Samples}})</span>{{end}}</td></tr>
+<td class="n">{{if .Stamped}}{{.Period}}{{end}}</td><td class="n">{{if .Stamped}}{{.JB}}{{if not .DeviceClock}} → {{.JA}}{{end}}{{end}}</td><td>{{action .Verdict.Action .Stamped}}{{if .Worse.Samples}} <span class="muted">(estimate worse on {{.Worse.Samples}})</span>{{end}}{{if .PeriodChanges}} <span class="muted">(period changed)</span>{{end}}</td></tr>
 {{end}}</table>
 {{if .Others}}<details><summary>{{topics (len .Others)}} that {{if eq (len .Others) 1}}is{{else}}are{{end}} not periodic: no estimate, stamps kept</summary>
 <table class="summary"><tr><th>topic</th><th>class</th><th>messages</th><th>occurrence</th><th>span</th></tr>

@@ -183,10 +183,14 @@ type TopicReport struct {
 	// the least delay): the fit's warm-up, a sample after a loss it had
 	// not yet decided, a fit that did not hold. The jitter before and
 	// after leaves out the intervals that touch them.
-	Uncorrected uint64  `json:"uncorrected"`
-	Correction  Summary `json:"correction"`
-	Latency     Summary `json:"latency"`
-	Arrival     Summary `json:"arrival_interval"`
+	Uncorrected uint64 `json:"uncorrected"`
+	// PeriodChanges counts the times the estimator found that the
+	// stream's period changed (its line stopped fitting) and fitted the
+	// recent samples again (tsest.Status.PeriodChanges).
+	PeriodChanges uint64  `json:"period_changes"`
+	Correction    Summary `json:"correction"`
+	Latency       Summary `json:"latency"`
+	Arrival       Summary `json:"arrival_interval"`
 	// Worse counts the samples whose estimate lies further from the
 	// period's grid than their stamp (by more than a hundredth of the
 	// period), and says where.
@@ -713,6 +717,7 @@ func (a *Analyzer) Report() *Report {
 		}
 		st := ts.est.Status()
 		r.Period, r.EstimatedLosses, r.Missing = st.Period, st.LostSamplesTotal, st.LostSamplesTotal
+		r.PeriodChanges = st.PeriodChanges
 		r.JitterBefore, r.JitterAfter = ts.jb.Summarize(), ts.ja.Summarize()
 		r.Correction, r.Latency = ts.corr.Summarize(), ts.lat.Summarize()
 		ts.plots.latency = ts.lat
@@ -737,7 +742,7 @@ func (a *Analyzer) Report() *Report {
 		}
 		if r.Class != Periodic {
 			// no period: no jitter, gaps or estimate to speak of
-			r.Period, r.EstimatedLosses, r.Missing, r.Gaps, r.LongestGaps = 0, 0, 0, 0, nil
+			r.Period, r.EstimatedLosses, r.Missing, r.Gaps, r.LongestGaps, r.PeriodChanges = 0, 0, 0, 0, nil, 0
 			r.JitterBefore, r.JitterAfter, r.Correction, r.Worse = Summary{}, Summary{}, Summary{}, Worse{}
 		}
 		r.Verdict = verdict(r)

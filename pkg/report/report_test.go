@@ -451,3 +451,31 @@ func TestReportsOfOddRecordings(t *testing.T) {
 		require.NotContains(t, page.String(), "NaN", name)
 	}
 }
+
+// TestReportSaysThePeriodChanged: a camera switched from 30 to 15 fps
+// half-way: its verdict says that the period changed, and the JSON counts
+// it.
+func TestReportSaysThePeriodChanged(t *testing.T) {
+	a, err := New(DefaultConfig())
+	require.NoError(t, err)
+	require.NoError(t, a.AddTopic(0, "/camera", "sensor_msgs/msg/Image", true, "schema"))
+	rng := rand.New(rand.NewPCG(7, 8))
+	tr := stamp.Time(1_700_000_000 * int64(time.Second))
+	for i := range 3000 {
+		p := time.Second / 30
+		if i >= 1500 {
+			p = time.Second / 15
+		}
+		tr = tr.Add(p)
+		hdr := tr.Add(time.Duration(rng.Float64() * 2e6))
+		a.Add(0, hdr.Add(100*time.Microsecond), hdr, true, false, 100)
+	}
+	r := a.Report()
+	cam := r.Topics[0]
+	require.Positive(t, cam.PeriodChanges)
+	require.Contains(t, cam.Verdict.Text, "the period changed")
+	require.InDelta(t, float64(time.Second/15), float64(cam.Period), float64(time.Millisecond))
+	var buf bytes.Buffer
+	require.NoError(t, json.NewEncoder(&buf).Encode(r))
+	require.Contains(t, buf.String(), `"period_changes":`)
+}

@@ -74,6 +74,19 @@ func verdict(r *TopicReport) Verdict {
 	}
 	b, e := r.JitterBefore, r.JitterAfter
 	why := worseWhy(r)
+	if n := r.PeriodChanges; n > 0 {
+		// Said first: a changing period is what the reader must know
+		// before any figure of the estimate.
+		changed := fmt.Sprintf("the period changed %d times (now %s): the estimator fitted the recent samples again each time", n, Dur(r.Period))
+		if n == 1 {
+			changed = fmt.Sprintf("the period changed once (now %s): the estimator fitted the recent samples again", Dur(r.Period))
+		}
+		if why != "" {
+			why = changed + "; " + why
+		} else {
+			why = changed
+		}
+	}
 	if r.JitterBefore.Count == 0 {
 		return Verdict{Action: Keep, Text: "keep the stamps: too few intervals to judge an estimate"}
 	}
