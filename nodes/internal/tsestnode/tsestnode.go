@@ -290,6 +290,11 @@ func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
 	if n := since(s.Estimator.Gaps, prev.Estimator.Gaps); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d gaps longer than the window", n))
 	}
+	if p, w := s.Estimator.Period, s.Config.Estimator.Window; p > 0 && w < 8*p {
+		// The fit needs a quarter window of samples (and 8 at least) to
+		// be trusted: with fewer, every stamp stays as received.
+		d.Raise(nodekit.Warn, fmt.Sprintf("window_sec %v holds fewer than 8 periods of %v: the fit seldom matures and most stamps stay uncorrected; raise window_sec", w, p))
+	}
 	if n := since(s.Estimator.PeriodChanges, prev.Estimator.PeriodChanges); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("the period changed %d times (now %v): the fit restarted on the recent samples", n, s.Estimator.Period))
 	}

@@ -215,3 +215,42 @@ func TestParams(t *testing.T) {
 	require.Equal(t, "period_sec (0.6) must be shorter than window_sec (0.5)", res.Results[0].Reason)
 	require.Equal(t, time.Duration(0), p.Config.Estimator.Period)
 }
+
+// TestDiagnoseShortWindow: a window of fewer than 8 periods seldom lets the
+// fit mature: the diagnostics say so and name the parameter; a stream
+// whose period changed raises a warning with the new period.
+func TestDiagnoseShortWindow(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Estimator.Window = 50 * time.Millisecond // 5 periods of the 100 Hz IMU
+	core, err := New(cfg)
+	require.NoError(t, err)
+	for _, s := range imu(t, 300) {
+		_, err := core.Process(cdrtest.Message(s.Receive, "imu", 4), s.Receive)
+		require.NoError(t, err)
+	}
+	st := core.Status()
+	require.Positive(t, st.Estimator.UncorrectedSamples, "stamps left as received")
+	d := Diagnose("/ts", st, Status{})
+	require.Equal(t, nodekit.Warn, d.Level)
+	require.Contains(t, d.Message, "window_sec")
+
+	// A period that doubles half-way (the rate halves).
+	core, err = New(DefaultConfig())
+	require.NoError(t, err)
+	tt := sim.DefaultStart
+	var prev Status
+	for i := range 3000 {
+		p := 10 * time.Millisecond
+		if i >= 1500 {
+			p = 20 * time.Millisecond
+		}
+		tt = tt.Add(p)
+		if i == 1499 {
+			prev = core.Status()
+		}
+		_, err := core.Process(cdrtest.Message(tt.Add(time.Duration(i*7919%1000)*time.Microsecond), "imu", 4), tt)
+		require.NoError(t, err)
+	}
+	d = Diagnose("/ts", core.Status(), prev)
+	require.Contains(t, d.Message, "the period changed")
+}
