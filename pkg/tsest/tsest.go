@@ -671,12 +671,12 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 
 // estimate returns the estimate of the sample received at t, at (x, y) in
 // the fit's coordinates (held out of the hulls if hold), and whether it is
-// the model's. It is the line minus the latency where the model can be
-// trusted there and the result is plausible: no earlier than t minus the
-// latency, the largest height above the line the fit has shown and one
-// period. Elsewhere (no line, a fit too young to judge, a suspect whose
-// loss is not yet decided, a line that no longer fits) it is the receive
-// stamp minus the least delay: never worse than the raw stamp.
+// the model's: the line minus the latency where the model can vouch for
+// it. Elsewhere (no line yet, the warm-up, a young fit without a measured
+// period, an unsettled stream, a suspect whose loss the next samples must
+// decide) it is the receive stamp minus the least latency, never worse than
+// the raw stamp; a young fit's estimate is held to the heights its samples
+// have shown.
 func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time, bool) {
 	if !e.haveLine {
 		return t.Add(-ns(e.latency)), false
