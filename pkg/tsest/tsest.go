@@ -727,11 +727,10 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 // shrank), or where changeMultiples samples in a row each came the same
 // whole number of periods (2 or more) after the one before (the rate fell
 // to a fraction), or where changeRecords samples in a row are records (a
-// ramp), the line
-// no longer fits (the records are judged from the eighth sample of a fit,
-// the runs once it is mature): the fit restarts at this sample, its period
-// unknown (or that multiple), and the change is counted (Status.PeriodChanges). It
-// returns whether it restarted.
+// ramp), the line no longer fits (the records are judged from the eighth
+// sample of a fit, the runs once it is mature): the fit restarts at this
+// sample, its period unknown (or that multiple), and the change is counted
+// (Status.PeriodChanges). It returns whether it restarted.
 func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 	if !e.haveLine || e.warm || e.period <= 0 || e.cfg.NeverInferLoss || e.ambiguous || e.hulls.Answering().Count() < 8 || e.dupRun > 0 {
 		e.chN, e.chRun, e.chMultRun = 0, 0, 0
