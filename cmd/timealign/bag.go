@@ -23,10 +23,10 @@ metadata.yaml and its split files, or one storage file).
 
 Subcommands:
   info    topics, types, counts, duration and rates, like 'ros2 bag info'
-  report  timing analysis per topic and across topics (table, --html, --json)
+  report  timing analysis per topic and across topics (table, --html, --json-out)
   fix     rewrite header stamps with the nodes' algorithms and parameter YAML
 
-Run 'timealign bag <subcommand> -help' for its flags.`
+Run 'timealign bag <subcommand> --help' for its flags.`
 
 // bagCommands are the subcommands of bag.
 func bagCommands() []command {
@@ -49,10 +49,10 @@ func runBag(e *env, args []string) error {
 	}
 	for _, c := range bagCommands() {
 		if c.name == args[0] {
-			return c.run(e, args[1:])
+			return inSubcommand("bag "+c.name, c.run(e, args[1:]))
 		}
 	}
-	return usagef("bag: unknown subcommand %q (want info, report or fix)", cut(args[0]))
+	return usagef("unknown subcommand %q (want info, report or fix)", cut(args[0]))
 }
 
 // definitions returns the type lookup: MCAP schemas, the installed .msg

@@ -45,7 +45,7 @@ launch file names it (default /timestamp_estimator, /clock_sync, the names
 would resolve them (its own section, /**, /*), with the node's ranges and
 checks: a value the node would reject is an error here.
 
-Log and publish times (--policy):
+Log and publish times (--time-policy):
   keep         unchanged: the bag plays as recorded, with corrected stamps
   sensor-time  log and publish times of corrected messages set to their new
                stamps, so that players replay in sensor time; the output is
@@ -54,7 +54,7 @@ Log and publish times (--policy):
                with the log time, an offset added to it), as restamp tools
                do, but with drift and jitter estimated; log times unchanged
 
---sync TOPIC,TOPIC,... also writes each set the synchronizer policy matches
+--sync-topics TOPIC,TOPIC,... also writes each set the synchronizer policy matches
 on the corrected stamps (the parameters of node --sync-node, default
 /synchronizer) as extra channels TOPIC+--sync-suffix, and a
 timealign/msg/MatchedSet per set on /timealign/matched.
@@ -116,16 +116,18 @@ func runBagFix(e *env, args []string) error {
 	var paramPaths, applies repeated
 	fs.Var(&paramPaths, "params", "ROS 2 parameter YAML file of the nodes (repeatable; later files win)")
 	fs.Var(&applies, "apply", "TOPIC=KIND[:NODE]: correct TOPIC with timestamp_estimator, clock_sync or offset:SECONDS (repeatable)")
-	policy := fs.String("policy", "", "log and publish times: keep (default), sensor-time or restamp")
-	syncList := fs.String("sync", "", "comma-separated topics whose matched sets are written as extra channels")
-	syncNode := fs.String("sync-node", "", "node whose synchronizer parameters --sync uses (default /synchronizer)")
-	syncSuffix := fs.String("sync-suffix", "/synced", "suffix of the channels --sync writes")
+	policy := fs.String("time-policy", "", "log and publish times: keep (default), sensor-time or restamp")
+	syncList := fs.String("sync-topics", "", "comma-separated topics whose matched sets are written as extra channels")
+	syncNode := fs.String("sync-node", "", "node whose synchronizer parameters --sync-topics uses (default /synchronizer)")
+	syncSuffix := fs.String("sync-suffix", "/synced", "suffix of the channels --sync-topics writes")
 	storage := fs.String("storage", "", "output storage: mcap or sqlite3 (default: the input's)")
 	compression := fs.String("compression", "", "MCAP chunk compression: zstd, lz4 or none (default: the input's)")
 	overwrite := fs.Bool("overwrite", false, "replace an existing OUT bag")
 	outDir := fs.String("out-dir", "", "fix every BAG into DIR/<bag name>")
 	jobs := fs.Int("jobs", defaultJobs(), "with --out-dir: bags fixed in parallel")
-	quiet := fs.Bool("quiet", false, "no progress bar and no summary")
+	quiet := fs.Bool("quiet", false, quietUsage)
+	deprecate(e, fs, "sync", "sync-topics")
+	deprecate(e, fs, "policy", "time-policy")
 	window := fs.Duration("reorder-window", time.Second, "sensor-time: how far a corrected stamp may precede its log time and still be written in order")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
@@ -169,7 +171,7 @@ func runBagFix(e *env, args []string) error {
 		pol = "keep"
 	}
 	if o.policy, err = parseFixPolicy(pol); err != nil {
-		return usagef("--policy: %v", err)
+		return usagef("--time-policy: %v", err)
 	}
 	o.syncTopics = set.sync
 	if *syncList != "" {
@@ -185,7 +187,7 @@ func runBagFix(e *env, args []string) error {
 		o.syncNode = "/" + o.syncNode
 	}
 	if len(o.syncTopics) == 1 {
-		return usagef("--sync names one topic; matching needs 2 or more")
+		return usagef("--sync-topics names one topic; matching needs 2 or more")
 	}
 	if o.storage != "" {
 		if _, err := bag.ParseStorage(o.storage); err != nil {
@@ -201,7 +203,7 @@ func runBagFix(e *env, args []string) error {
 		return usagef("--reorder-window is %v, want > 0", *window)
 	}
 	if len(o.rules) == 0 && len(o.syncTopics) == 0 {
-		return usagef("nothing to fix: give --apply TOPIC=KIND (or an apply list in the timealign_bag_fix section of --params), or --sync")
+		return usagef("nothing to fix: give --apply TOPIC=KIND (or an apply list in the timealign_bag_fix section of --params), or --sync-topics")
 	}
 	if *jobs < 1 || *jobs > 256 {
 		return usagef("--jobs is %d, want 1..256", *jobs)
@@ -691,7 +693,7 @@ func (f *fixer) summary(e *env, in *bag.Bag, out string, meta *bag.Metadata, dro
 		fmt.Fprintf(e.stderr, "timealign bag fix: %s\n", msg)
 	}
 	if f.syncer != nil {
-		fmt.Fprintf(e.stderr, "timealign bag fix: --sync: %d matched sets written\n", f.syncer.sets)
+		fmt.Fprintf(e.stderr, "timealign bag fix: --sync-topics: %d matched sets written\n", f.syncer.sets)
 	}
 	if f.outOfOrder > 0 {
 		fmt.Fprintf(e.stderr, "timealign bag fix: %d messages written out of log-time order (a corrected stamp more than --reorder-window %v before its log time)\n", f.outOfOrder, f.o.reorderWindow)
@@ -763,13 +765,13 @@ func newFixSync(o *fixOpts, w *bag.Writer) (*fixSync, error) {
 		return nil, &usageError{err: err}
 	}
 	if p.Config.Topics != len(o.syncTopics) {
-		return nil, usagef("node %s: inputs is %d, but --sync names %d topics", o.syncNode, p.Config.Topics, len(o.syncTopics))
+		return nil, usagef("node %s: inputs is %d, but --sync-topics names %d topics", o.syncNode, p.Config.Topics, len(o.syncTopics))
 	}
 	fs := &fixSync{topics: o.syncTopics, index: map[string]int{}, w: w, out: make([]*bag.Topic, len(o.syncTopics)),
 		inputs: make([]*bag.Topic, len(o.syncTopics))}
 	for i, t := range o.syncTopics {
 		if _, dup := fs.index[t]; dup {
-			return nil, usagef("--sync names %s twice", t)
+			return nil, usagef("--sync-topics names %s twice", t)
 		}
 		fs.index[t] = i
 	}

@@ -26,8 +26,8 @@ spread, drops per topic) with suggested synchronizer parameters.
 
 --html FILE writes one self-contained page (SVG plots of the stamp
 correction over time, inter-arrival times, jitter and latency histograms;
-readable offline); --json FILE everything as JSON. With several bags,
---html and --json name directories that get one <bag>.html / <bag>.json
+readable offline); --json-out FILE everything as JSON. With several bags,
+--html and --json-out name directories that get one <bag>.html / <bag>.json
 each, and --jobs bags are analysed at once.
 
 A recording that was cut off (its recorder killed, a crash, a power cut)
@@ -53,9 +53,10 @@ func runBagReport(e *env, args []string) error {
 	topics := fs.String("topics", "", "comma-separated topics to analyse (default: all)")
 	syncTopics := fs.String("sync-topics", "", "comma-separated topics to match with ApproximateTime (default: the host-stamped Header topics, up to 6)")
 	htmlOut := fs.String("html", "", "write the report as a self-contained HTML page with plots")
-	jsonOut := fs.String("json", "", "write the report as JSON")
+	jsonOut := fs.String("json-out", "", "write the report as JSON to this file")
 	jobs := fs.Int("jobs", defaultJobs(), "bags analysed in parallel")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	quiet := fs.Bool("quiet", false, quietUsage)
+	deprecate(e, fs, "json", "json-out")
 	fs.DurationVar(&cfg.Estimator.Window, "window", cfg.Estimator.Window, "estimator window (as timestamp_estimator's window_sec)")
 	fs.IntVar(&cfg.Sync.QueueSize, "queue-size", cfg.Sync.QueueSize, "ApproximateTime queue size for the analysis")
 	fs.Float64Var(&cfg.Sync.AgePenalty, "age-penalty", cfg.Sync.AgePenalty, "ApproximateTime age penalty for the analysis")
@@ -80,7 +81,7 @@ func runBagReport(e *env, args []string) error {
 	if *syncTopics != "" {
 		o.cfg.SyncTopics = splitList(*syncTopics)
 	}
-	for _, p := range []struct{ flag, path string }{{"--html", *htmlOut}, {"--json", *jsonOut}} {
+	for _, p := range []struct{ flag, path string }{{"--html", *htmlOut}, {"--json-out", *jsonOut}} {
 		if p.path == "-" {
 			return usagef("%s names a file (the table goes to standard output)", p.flag)
 		}
@@ -96,7 +97,7 @@ func runBagReport(e *env, args []string) error {
 		for _, d := range []string{o.html, o.json} {
 			if d != "" && !isStdio(d) {
 				if err := os.MkdirAll(d, 0o755); err != nil {
-					return fmt.Errorf("with several bags, --html and --json name directories: %w", err)
+					return fmt.Errorf("with several bags, --html and --json-out name directories: %w", err)
 				}
 			}
 		}
@@ -337,7 +338,7 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 		writers = append(writers, func(w io.Writer) error { return rep.WritePage(w, pg) })
 	}
 	if jsonPath != "" {
-		specs = append(specs, outSpec{"--json", jsonPath})
+		specs = append(specs, outSpec{"--json-out", jsonPath})
 		writers = append(writers, func(w io.Writer) error {
 			return writeStatusJSON(w, struct {
 				*report.Report

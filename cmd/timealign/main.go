@@ -15,6 +15,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -45,6 +46,9 @@ type env struct {
 	// stderrIsTerminal: progress bars are drawn (after a second of work);
 	// noProgress turns them off (--quiet).
 	stderrIsTerminal, noProgress bool
+	// onFlags, when set, is given every flag set a command makes (the
+	// tests walk them).
+	onFlags func(*flag.FlagSet)
 }
 
 // command is one subcommand.
@@ -161,9 +165,30 @@ func run(e *env, args []string) int {
 	return exitUsage
 }
 
+// subcommandError is an error of a subcommand ("bag fix"), which names it.
+type subcommandError struct {
+	name string
+	err  error
+}
+
+func (s *subcommandError) Error() string { return s.err.Error() }
+func (s *subcommandError) Unwrap() error { return s.err }
+
+// inSubcommand marks err as an error of the subcommand name.
+func inSubcommand(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &subcommandError{name: name, err: err}
+}
+
 func exitCode(e *env, name string, err error) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
+	}
+	var se *subcommandError
+	if errors.As(err, &se) {
+		name = se.name
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(e.stderr, "timealign %s: interrupted; no output file written\n", name)
@@ -172,7 +197,7 @@ func exitCode(e *env, name string, err error) int {
 	fmt.Fprintf(e.stderr, "timealign %s: %s\n", name, cutMessage(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(e.stderr, "Run 'timealign %s -help' for usage.\n", name)
+		fmt.Fprintf(e.stderr, "Run 'timealign %s --help' for usage.\n", name)
 		return exitUsage
 	}
 	return exitFailure
@@ -184,7 +209,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'timealign <command> -help' for a command's flags and formats.\n")
+	fmt.Fprintf(w, "\nRun 'timealign <command> --help' for a command's flags and formats.\n")
 	fmt.Fprintf(w, "Exit status: 0 success, 1 bad data or I/O failure, 2 bad command line, 130 interrupted.\n")
 }
 

@@ -39,8 +39,8 @@ Output (--format, or --out's extension):
         as a JSON object, boot_us the autopilot's boot time (empty if none)
 
 Logs that do not belong together (another vehicle, firmware or boot: see
-mav align) are refused unless --force. Records arrive in nearly the right
-order; --reorder is how far back in time one may come and still be put in
+mav align) are refused unless --allow-mismatch. Records arrive in nearly the right
+order; --reorder-window is how far back in time one may come and still be put in
 order (memory holds that much of the stream); later ones are written where
 they arrive and counted. --report FILE.html writes a timing report:
 every source's offset, the tlog's latencies over time and their
@@ -53,10 +53,14 @@ func runMavMerge(e *env, args []string) error {
 	out := fs.String("out", "", "output file, .mcap or .csv (required)")
 	format := fs.String("format", "", "mcap or csv (default: from --out's extension)")
 	report := fs.String("report", "", "write an HTML timing report to this file")
-	force := fs.Bool("force", false, "merge logs that do not belong together")
+	force := fs.Bool("allow-mismatch", false, "merge logs that do not belong together (a BIN of another vehicle, board or boot)")
 	compression := fs.String("compression", "lz4", "mcap: chunk compression, lz4 (fast), zstd (smaller) or none")
-	reorder := fs.Duration("reorder", 2*time.Second, "how late a record may come and still be put in time order")
-	quiet := fs.Bool("quiet", false, "no progress bar and no summary on standard error")
+	reorder := fs.Duration("reorder-window", 2*time.Second, "how late a record may come and still be put in time order")
+	quiet := fs.Bool("quiet", false, quietUsage)
+
+	deprecate(e, fs, "window", "window-samples")
+	deprecate(e, fs, "force", "allow-mismatch")
+	deprecate(e, fs, "reorder", "reorder-window")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -98,7 +102,7 @@ func runMavMerge(e *env, args []string) error {
 		return usagef("--compression: %s is not one (want zstd, lz4 or none)", cut(*compression))
 	}
 	if *reorder < 0 {
-		return usagef("--reorder is %v, want ≥ 0", *reorder)
+		return usagef("--reorder-window is %v, want ≥ 0", *reorder)
 	}
 	f, err := openInputs(e, fs.Args(), outSpec{"--out", *out}, outSpec{"--report", *report})
 	if err != nil {
@@ -168,7 +172,7 @@ func checkBelongs(run *mavRun, force bool) error {
 					why = append(why, ev.Detail)
 				}
 			}
-			return fmt.Errorf("%s does not belong to %s: %s (--force merges it anyway)", run.bins[i], run.tlog, strings.Join(why, "; "))
+			return fmt.Errorf("%s does not belong to %s: %s (--allow-mismatch merges it anyway)", run.bins[i], run.tlog, strings.Join(why, "; "))
 		}
 		if r.BinEstimate(i, run.cfg.Prefer) == nil {
 			switch {
@@ -507,7 +511,7 @@ func columnNames(f *mav.Format) []string {
 func (m *merger) summary(e *env) {
 	var parts []string
 	if m.late > 0 {
-		parts = append(parts, fmt.Sprintf("%d came more than --reorder %v late and were written out of order", m.late, m.reorder))
+		parts = append(parts, fmt.Sprintf("%d came more than --reorder-window %v late and were written out of order", m.late, m.reorder))
 	}
 	if m.noTime > 0 {
 		parts = append(parts, fmt.Sprintf("%d BIN records without TimeUS took the time of the record before", m.noTime))

@@ -300,7 +300,7 @@ func TestMavMergeRefuses(t *testing.T) {
 	require.Contains(t, errOut, "does not belong to")
 	require.Contains(t, errOut, "another boot: STAT_BOOTCNT 3 in the BIN, 7 in the tlog")
 	require.NoFileExists(t, out)
-	_, errOut, code = runCmd(t, "", "mav", "merge", "--force", tlog, bins[0], "--out", out)
+	_, errOut, code = runCmd(t, "", "mav", "merge", "--allow-mismatch", tlog, bins[0], "--out", out)
 	require.Equal(t, 0, code, errOut)
 	require.FileExists(t, out)
 }
@@ -363,13 +363,13 @@ func TestMavBadInput(t *testing.T) {
 	_, errOut, code = runCmd(t, "", "mav", "frob")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `unknown subcommand "frob"`)
-	_, errOut, code = runCmd(t, "", "mav", "align", "--window", "3", tlog)
+	_, errOut, code = runCmd(t, "", "mav", "align", "--window-samples", "3", tlog)
 	require.Equal(t, 2, code)
-	require.Contains(t, errOut, "--window is 3, want 8..")
+	require.Contains(t, errOut, "--window-samples is 3, want 8..")
 	_, errOut, code = runCmd(t, "", "mav", "merge", "--compression", "lz4", tlog, bins[0], "--out", filepath.Join(dir, "x.csv"))
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--compression is not used by --format csv")
-	require.True(t, strings.HasPrefix(errOut, "timealign mav:"), errOut)
+	require.True(t, strings.HasPrefix(errOut, "timealign mav merge:"), errOut)
 }
 
 // TestRealLogs runs mav on the real ArduSub logs of testdata/mav: a tlog
