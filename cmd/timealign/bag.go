@@ -254,9 +254,11 @@ func bagInfo(b *bag.Bag, w io.Writer) error {
 		rate := "-"
 		switch {
 		case ts.Count > 1 && ts.End > ts.Start:
-			rate = fmt.Sprintf("%.4g Hz", float64(ts.Count-1)/ts.End.Sub(ts.Start).Seconds())
+			rate = fmt.Sprintf("%.4g Hz", topicRate(ts))
+		case ts.Count > 1 && ts.Start != 0:
+			rate = "- (all at one log time)"
 		case ts.Count > 1 && dur > 0:
-			rate = fmt.Sprintf("%.4g Hz", float64(ts.Count)/dur.Seconds())
+			rate = fmt.Sprintf("%.4g Hz over the bag's span", float64(ts.Count)/dur.Seconds())
 		}
 		def := defs.Lookup(ts.Topic)
 		hdr := "no"
@@ -269,11 +271,16 @@ func bagInfo(b *bag.Bag, w io.Writer) error {
 		if def.Err != nil {
 			hdr = fmt.Sprintf("unknown (the schema does not parse: %v)", def.Err)
 		}
+		if def.NoHeader != "" {
+			hdr = "no Header (" + def.NoHeader + ")"
+		}
 		fmt.Fprintf(w, "%sTopic: %s | Type: %s | Count: %d | Rate: %s | Serialization Format: %s | Header stamp: %s\n",
 			prefix, ts.Topic.Name, ts.Topic.Type, ts.Count, rate, ts.Topic.SerializationFormat, hdr)
 	}
 	if len(s.Topics) == 0 {
 		fmt.Fprintf(w, "Topic information: \n")
+	} else {
+		fmt.Fprintf(w, "Rate:              per topic, over its own first to last log time: (count − 1) ÷ span, as bag report\n")
 	}
 	if b.NoMetadata {
 		fmt.Fprintf(w, "Note:              %s\n", noMetadataNote(b))
@@ -319,6 +326,15 @@ func bagInfo(b *bag.Bag, w io.Writer) error {
 		return errLost
 	}
 	return nil
+}
+
+// topicRate is a topic's rate over its own first to last log time, as
+// bag report computes it: (count − 1) ÷ span (0 if unknown).
+func topicRate(ts bag.TopicSummary) float64 {
+	if ts.Count < 2 || ts.End <= ts.Start {
+		return 0
+	}
+	return float64(ts.Count-1) / ts.End.Sub(ts.Start).Seconds()
 }
 
 // errLost: bag info counted everything readable, but a file lost messages

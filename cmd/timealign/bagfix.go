@@ -262,6 +262,10 @@ type corrector struct {
 	// counters
 	in, fixed, dropped, unchanged, malformed uint64
 	lastErr                                  error
+	// the drops: the log times of the first and last, and how many came
+	// before the first corrected stamp (the fit's warm-up)
+	dropFirst, dropLast stamp.Time
+	dropLeading         uint64
 }
 
 // newCorrector binds the rule's node parameters for topic t.
@@ -338,7 +342,14 @@ func (c *corrector) apply(m *bag.Message) (write bool, t stamp.Time, changed boo
 		if !ok {
 			switch c.invalid {
 			case "drop":
+				if c.dropped == 0 {
+					c.dropFirst = m.LogTime
+				}
+				if c.fixed == 0 {
+					c.dropLeading++
+				}
 				c.dropped++
+				c.dropLast = m.LogTime
 				return false, 0, false
 			case "receive_time":
 				est = m.LogTime
@@ -635,6 +646,8 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 	}
 	if !e.noProgress || len(o.warnings) > 0 {
 		f.summary(e, in, out, meta, ob.w.Dropped())
+	} else {
+		f.drops(e) // dropped messages are said even with --quiet
 	}
 	done := "; OUT was written whole"
 	if st == bag.MCAP {
@@ -669,7 +682,7 @@ func (f *fixer) summary(e *env, in *bag.Bag, out string, meta *bag.Metadata, dro
 		msg += fmt.Sprintf(": %d of %d stamps corrected", c.fixed, c.in)
 		var extra []string
 		if c.dropped > 0 {
-			extra = append(extra, fmt.Sprintf("%d dropped while the clock fit was invalid (when_invalid: drop)", c.dropped))
+			extra = append(extra, fmt.Sprintf("%d dropped (below)", c.dropped))
 		}
 		if c.unchanged > 0 {
 			extra = append(extra, fmt.Sprintf("%d left unchanged", c.unchanged))
@@ -692,6 +705,7 @@ func (f *fixer) summary(e *env, in *bag.Bag, out string, meta *bag.Metadata, dro
 		}
 		fmt.Fprintf(e.stderr, "timealign bag fix: %s\n", msg)
 	}
+	f.drops(e)
 	if f.syncer != nil {
 		fmt.Fprintf(e.stderr, "timealign bag fix: --sync-topics: %d matched sets written\n", f.syncer.sets)
 	}
@@ -702,6 +716,44 @@ func (f *fixer) summary(e *env, in *bag.Bag, out string, meta *bag.Metadata, dro
 		fmt.Fprintf(e.stderr, "timealign bag fix: %d MCAP attachments and metadata records not kept: SQLite has no place for them\n", dropped)
 	}
 	fmt.Fprintf(e.stderr, "timealign bag fix: wrote %s: %d messages in %d file(s)\n", out, meta.MessageCount, len(meta.Files))
+}
+
+// drops says on stderr, per topic, which messages were dropped and why.
+func (f *fixer) drops(e *env) {
+	var ts []*bag.Topic
+	for t, c := range f.corr {
+		if c.dropped > 0 {
+			ts = append(ts, t)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+	for _, t := range ts {
+		c := f.corr[t]
+		where := fmt.Sprintf("logged %s to %s", fmtLogTime(c.dropFirst), fmtLogTime(c.dropLast))
+		switch {
+		case c.dropLeading == c.dropped:
+			where += fmt.Sprintf(", the topic's first %d, while the fit gathered samples that agree", c.dropped)
+		case c.dropLeading > 0:
+			where += fmt.Sprintf(", %d of them the topic's first, while the fit gathered samples that agree", c.dropLeading)
+		}
+		node := c.rule.node
+		if node == "" {
+			node = "/clock_sync"
+		}
+		fmt.Fprintf(e.stderr, "timealign bag fix: %s: DROPPED %d of %d messages (%s): the device clock fit could not vouch for their stamps, "+
+			"and %s's when_invalid is drop; when_invalid: receive_time keeps them stamped with their log time, passthrough with their device stamp\n",
+			t.Name, c.dropped, c.in, where, node)
+	}
+}
+
+// fmtLogTime writes a log time as seconds.nanoseconds.
+func fmtLogTime(t stamp.Time) string {
+	ns := int64(t)
+	sign := ""
+	if ns < 0 {
+		sign, ns = "-", -ns
+	}
+	return fmt.Sprintf("%s%d.%09d", sign, ns/1e9, ns%1e9)
 }
 
 func uniq(s []string) []string {

@@ -104,8 +104,8 @@ func runSimulate(e *env, args []string) error {
 		jitter string
 	)
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed (default: the preset's)")
-	fs.IntVar(&c.Count, "count", 0, "samples to acquire, lost ones included (default: the preset's)")
-	fs.DurationVar(&c.Duration, "duration", 0, "run length in true time, instead of --count (any length: streamed in bounded memory)")
+	fs.IntVar(&c.Count, "count", 0, "samples to acquire per stream, lost ones included (default: the preset's; with --bag, --duration's)")
+	fs.DurationVar(&c.Duration, "duration", 0, "run length in true time, instead of --count (any length: streamed in bounded memory; default with --bag: 20s of every stream)")
 	fs.DurationVar(&c.Period, "period", 0, "sampling period in device time")
 	fs.DurationVar(&c.Latency.Base, "latency", 0, "constant part of the delivery latency")
 	fs.StringVar(&jitter, "jitter", "", "jitter distribution: none, uniform, exponential or pareto")
@@ -197,6 +197,11 @@ func runSimulate(e *env, args []string) error {
 			if set["seed"] {
 				cfg.Seed = c.Seed + uint64(i)*1000 // independent streams
 			}
+			if *format == "bag" && !set["count"] && !set["duration"] {
+				// A bag's streams span the same time: a preset's count
+				// would end a 100 Hz IMU after 10 s of a 100 s lidar.
+				cfg.Count, cfg.Duration = 0, defaultBagDuration
+			}
 			if err := cfg.Validate(); err != nil {
 				return usagef("stream %d (%s): %w", i, name, configError(fs, err, simulateFlagNames))
 			}
@@ -244,6 +249,10 @@ func runSimulate(e *env, args []string) error {
 		return usagef("--format is %q, want estimate, pll, sync, align or samples", cut(*format))
 	}
 }
+
+// defaultBagDuration is the true time every stream of a --bag spans when
+// neither --count nor --duration is given.
+const defaultBagDuration = 20 * time.Second
 
 // overlay returns base with the fields the user set on the command line
 // replaced by those of c.

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -522,9 +524,9 @@ type Summary struct {
 type TopicSummary struct {
 	Topic *Topic
 	Count uint64
-	// Start and End are the topic's first and last log times (SQLite and
-	// scanned files; 0 from an MCAP summary, which has only bag-wide
-	// times).
+	// Start and End are the topic's first and last log times (from an
+	// MCAP summary, through its chunks' message indexes; 0 when a file
+	// has none).
 	Start, End stamp.Time
 }
 
@@ -645,6 +647,74 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 	return start, end, count, nil
 }
 
+// channelTimes returns the first and last log time of channel id from the
+// message index records of the chunks that hold it: for each end, the
+// chunks are visited from the earliest start (latest end) on, until no
+// other chunk can hold an earlier (later) message, so a channel costs one
+// or two index reads at each end. ok is false when a chunk index lacks
+// the channel's message index (an unindexed file).
+func channelTimes(ra io.ReaderAt, chunks []*mcap.ChunkIndex, id uint16) (first, last int64, ok bool) {
+	var with []*mcap.ChunkIndex
+	for _, ci := range chunks {
+		if _, has := ci.MessageIndexOffsets[id]; has {
+			with = append(with, ci)
+		}
+	}
+	if len(with) == 0 {
+		return 0, 0, false
+	}
+	times := func(ci *mcap.ChunkIndex) (lo, hi uint64, ok bool) {
+		var head [9]byte
+		off := int64(ci.MessageIndexOffsets[id])
+		if _, err := ra.ReadAt(head[:], off); err != nil || mcap.OpCode(head[0]) != mcap.OpMessageIndex {
+			return 0, 0, false
+		}
+		n := binary.LittleEndian.Uint64(head[1:])
+		if n > 1<<31 {
+			return 0, 0, false
+		}
+		buf := make([]byte, n)
+		if _, err := ra.ReadAt(buf, off+9); err != nil {
+			return 0, 0, false
+		}
+		mi, err := mcap.ParseMessageIndex(buf)
+		if err != nil || len(mi.Records) == 0 {
+			return 0, 0, false
+		}
+		lo, hi = mi.Records[0].Timestamp, mi.Records[0].Timestamp
+		for _, r := range mi.Records {
+			lo, hi = min(lo, r.Timestamp), max(hi, r.Timestamp)
+		}
+		return lo, hi, true
+	}
+	sort.Slice(with, func(i, j int) bool { return with[i].MessageStartTime < with[j].MessageStartTime })
+	lo, found := uint64(math.MaxUint64), false
+	for _, ci := range with {
+		if found && ci.MessageStartTime >= lo {
+			break
+		}
+		l, _, ok := times(ci)
+		if !ok {
+			return 0, 0, false
+		}
+		lo, found = min(lo, l), true
+	}
+	sort.Slice(with, func(i, j int) bool { return with[i].MessageEndTime > with[j].MessageEndTime })
+	hi := uint64(0)
+	found = false
+	for _, ci := range with {
+		if found && ci.MessageEndTime <= hi {
+			break
+		}
+		_, h, ok := times(ci)
+		if !ok {
+			return 0, 0, false
+		}
+		hi, found = max(hi, h), true
+	}
+	return int64(lo), int64(hi), true
+}
+
 func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skipped) (start, end int64, count uint64, comp string, scanned bool, err error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -673,7 +743,11 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 			if s := schemas[c.SchemaID]; s != nil {
 				t.Schema, t.Type = s, s.Name
 			}
-			add(t, info.Statistics.ChannelMessageCounts[c.ID], 0, 0)
+			first, last, ok := channelTimes(fh, info.ChunkIndexes, c.ID)
+			if !ok {
+				first, last = 0, 0
+			}
+			add(t, info.Statistics.ChannelMessageCounts[c.ID], first, last)
 		}
 		if len(info.ChunkIndexes) > 0 {
 			comp = string(info.ChunkIndexes[0].Compression)

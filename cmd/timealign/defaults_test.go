@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/pkg/bag"
+)
+
+// TestSimulateBagDefaultSpan: simulate --bag without --count or --duration
+// gives every stream the same span of time, not the same count.
+func TestSimulateBagDefaultSpan(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sim")
+	_, errOut, code := runCmd(t, "", "simulate", "--bag", dir, "--streams", "imu,camera,lidar")
+	require.Equal(t, 0, code, errOut)
+	b, err := bag.Open(dir)
+	require.NoError(t, err)
+	s, err := b.Summarize()
+	require.NoError(t, err)
+	require.Len(t, s.Topics, 3)
+	for _, ts := range s.Topics {
+		span := time.Duration(ts.End - ts.Start)
+		require.InDelta(t, defaultBagDuration.Seconds(), span.Seconds(), 0.2, "%s spans %v", ts.Topic.Name, span)
+	}
+}
+
+// TestBagFixSaysDrops: messages clock_sync drops (when_invalid: drop, its
+// default) are named on standard error per topic, with why and what keeps
+// them, with --quiet too.
+func TestBagFixSaysDrops(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := simBag(t, dir, "--streams", "imu,lidar", "--duration", "5s")
+	for _, quiet := range []bool{false, true} {
+		out := filepath.Join(dir, "fixed")
+		if quiet {
+			out += "_quiet"
+		}
+		args := []string{"bag", "fix", in, out, "--apply", "/scan=clock_sync"}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		stdout, errOut, code := runCmd(t, "", args...)
+		require.Equal(t, 0, code, errOut)
+		require.Empty(t, stdout)
+		line := lineWith(t, errOut, "timealign bag fix: /scan: DROPPED ")
+		require.Contains(t, line, "of 51 messages (logged ")
+		require.Contains(t, line, "the topic's first")
+		require.Contains(t, line, "/clock_sync's when_invalid is drop; when_invalid: receive_time keeps them")
+		require.False(t, strings.Contains(errOut, "/imu/data_raw: DROPPED"))
+	}
+}
+
+// TestMavSchemaUnits: the merged MCAP's JSON schema describes the values
+// it holds: a column the JSON holds scaled (ATT's centidegrees, written as
+// degrees) has its unit and no multiplier; one written raw (TimeUS) keeps
+// its multiplier. bag info says plainly that such topics carry no Header.
+func TestMavSchemaUnits(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m.mcap")
+	_, errOut, code := runCmd(t, "", "mav", "merge", "--quiet", "--out", out,
+		filepath.Join("..", "..", "testdata", "mav", "dive.tlog"), filepath.Join("..", "..", "testdata", "mav", "dive.BIN"))
+	require.Equal(t, 0, code, errOut)
+	b, err := bag.Open(out)
+	require.NoError(t, err)
+	s, err := b.Summarize()
+	require.NoError(t, err)
+	var att *bag.Topic
+	for _, ts := range s.Topics {
+		if ts.Topic.Name == "/bin/ATT" {
+			att = ts.Topic
+		}
+	}
+	require.NotNil(t, att)
+	var sc struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(att.Schema.Data, &sc))
+	require.Equal(t, "unit: deg", sc.Properties["Roll"].Description)
+	require.Equal(t, "unit: s, multiplier: 1e-06", sc.Properties["TimeUS"].Description)
+
+	info, errOut, code := runCmd(t, "", "bag", "info", out)
+	require.Equal(t, 0, code, errOut)
+	line := lineWith(t, info, "                   Topic: /bin/ATT |")
+	require.Contains(t, line, "| Rate: 10 Hz |")
+	require.True(t, strings.HasSuffix(line, "| Header stamp: no Header (JSON schema)"), line)
+	require.NotContains(t, info, "does not parse")
+	require.Contains(t, info, "Rate:              per topic, over its own first to last log time")
+}
+
+// TestBagInfoRatePerTopic: bag info's rate is each topic's own, over its
+// first to last log time, the rate bag report gives, on MCAP (from the
+// chunks' message indexes) and SQLite.
+func TestBagInfoRatePerTopic(t *testing.T) {
+	dir := t.TempDir()
+	for _, storage := range []string{"mcap", "sqlite3"} {
+		path := filepath.Join(dir, storage)
+		// The IMU stops after 2 s of a 10 s bag.
+		_, errOut, code := runCmd(t, "", "simulate", "--bag", path, "--storage", storage, "--streams", "imu,lidar", "--count", "200")
+		require.Equal(t, 0, code, errOut)
+		info, errOut, code := runCmd(t, "", "bag", "info", path)
+		require.Equal(t, 0, code, errOut)
+		require.Contains(t, lineWith(t, info, "Topic information: Topic: /imu/data_raw |"), "| Count: 200 | Rate: 100 Hz |", storage)
+		require.Contains(t, lineWith(t, info, "                   Topic: /scan |"), "| Count: 200 | Rate: 10 Hz |", storage)
+	}
+}
