@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -22,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	gosync "sync"
 	"syscall"
 
 	"golang.org/x/term"
@@ -46,6 +48,9 @@ type env struct {
 	// stderrIsTerminal: progress bars are drawn (after a second of work);
 	// noProgress turns them off (--quiet).
 	stderrIsTerminal, noProgress bool
+	// stdoutWritten, when set, stops standard output and returns the rows
+	// and bytes written to it.
+	stdoutWritten func() (rows, n int64)
 	// onFlags, when set, is given every flag set a command makes (the
 	// tests walk them).
 	onFlags func(*flag.FlagSet)
@@ -84,7 +89,9 @@ const (
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout := &errWriter{w: os.Stdout}
-	e := &env{ctx: ctx, stdin: os.Stdin, stdout: &ctxWriter{ctx: ctx, w: stdout}, stderr: os.Stderr, temps: newTemps(),
+	counted := &countWriter{w: stdout}
+	e := &env{ctx: ctx, stdin: os.Stdin, stdout: &ctxWriter{ctx: ctx, w: counted}, stderr: os.Stderr, temps: newTemps(),
+		stdoutWritten: counted.stop,
 		stdinStat: func() fs.FileInfo {
 			fi, err := os.Stdin.Stat()
 			if err != nil {
@@ -111,10 +118,50 @@ func main() {
 		// reading a terminal or a pipe): no temporary output survives, and
 		// no output file is renamed into place after this.
 		cancel()
+		rows, n := counted.stop()
 		e.temps.removeAll()
-		fmt.Fprintf(os.Stderr, "timealign: interrupted (%v); no output file written\n", sig)
+		fmt.Fprintf(os.Stderr, "timealign: interrupted (%v); %sno output file written\n", sig, stdoutSaid(rows, n))
 		os.Exit(exitInterrupted)
 	}
+}
+
+// countWriter counts the rows (newlines) and bytes written to standard
+// output, until stop: an interrupted command says how much of its output
+// went there, exactly.
+type countWriter struct {
+	mu      gosync.Mutex
+	w       io.Writer
+	rows, n int64
+	stopped bool
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return 0, context.Canceled
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.rows += int64(bytes.Count(p[:n], []byte{'\n'}))
+	return n, err
+}
+
+// stop refuses every later write and returns the rows and bytes written.
+func (c *countWriter) stop() (rows, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	return c.rows, c.n
+}
+
+// stdoutSaid words what an interrupted command wrote to standard output
+// ("" if nothing).
+func stdoutSaid(rows, n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("output to standard output stopped after %d rows (%s); ", rows, humanSize(n))
 }
 
 // errWriter remembers the first write error (a full disk, a closed pipe),
@@ -191,7 +238,11 @@ func exitCode(e *env, name string, err error) int {
 		name = se.name
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintf(e.stderr, "timealign %s: interrupted; no output file written\n", name)
+		said := ""
+		if e.stdoutWritten != nil {
+			said = stdoutSaid(e.stdoutWritten())
+		}
+		fmt.Fprintf(e.stderr, "timealign %s: interrupted; %sno output file written\n", name, said)
 		return exitInterrupted
 	}
 	fmt.Fprintf(e.stderr, "timealign %s: %s\n", name, cutMessage(err.Error()))
