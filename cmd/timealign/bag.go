@@ -178,16 +178,36 @@ aggregate query (SQLite), not from metadata.yaml, which is checked against
 them: a difference is reported. A file without a summary (a recording that
 was cut off) is read through: where it ends and whether that lost messages
 is said (Note: no message lost, exit status 0; Lost: the file ends inside
-a chunk or a message, or cannot be read to its end, exit status 1).`
+a chunk or a message, or cannot be read to its end, exit status 1).
+
+A topic's rate is its own: (count − 1) ÷ the time from its first to its
+last message, as 'bag report' gives it.
+
+--json writes the same as JSON, one object per bag (an array of them for
+several bags): files, size_bytes, storage, compression, start_ns, end_ns,
+duration_ns, message_count, and per topic name, type,
+serialization_format, count, first_log_ns, last_log_ns, size_bytes (its
+messages' data; from an MCAP summary through every chunk's message
+indexes), rate_hz, header_stamp (yes, no, unknown), definition (where that
+was decided) and no_header (a schema that cannot carry a ROS Header);
+notes and lost list what reading a cut-off bag found.`
 
 func runBagInfo(e *env, args []string) error {
 	fs := newFlags(e, "bag info", "[flags] BAG...", bagInfoDoc)
 	jobs := fs.Int("jobs", defaultJobs(), "bags read in parallel")
+	asJSON := fs.Bool("json", false, "write JSON instead of text (per topic: type, count, first and last log time, size, rate)")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("bag info needs a bag (a directory with metadata.yaml, or a .mcap or .db3 file)")
+	}
+	if *asJSON {
+		bags, err := openBags(fs.Args())
+		if err != nil {
+			return err
+		}
+		return bagInfoJSON(e, bags)
 	}
 	if *jobs < 1 || *jobs > 256 {
 		return usagef("--jobs is %d, want 1..256", *jobs)
@@ -323,6 +343,109 @@ func bagInfo(b *bag.Bag, w io.Writer) error {
 		}
 	}
 	if s.Skipped.Any() {
+		return errLost
+	}
+	return nil
+}
+
+// bagInfoTopic is a topic in bag info --json.
+type bagInfoTopic struct {
+	Name                string  `json:"name"`
+	Type                string  `json:"type"`
+	SerializationFormat string  `json:"serialization_format"`
+	Count               uint64  `json:"count"`
+	FirstLogNs          *int64  `json:"first_log_ns"`
+	LastLogNs           *int64  `json:"last_log_ns"`
+	SizeBytes           uint64  `json:"size_bytes"`
+	RateHz              float64 `json:"rate_hz"`
+	HeaderStamp         string  `json:"header_stamp"`
+	Definition          string  `json:"definition"`
+	NoHeader            string  `json:"no_header,omitempty"`
+}
+
+// bagInfoOut is one bag in bag info --json.
+type bagInfoOut struct {
+	Path         string         `json:"path"`
+	Files        []string       `json:"files"`
+	SizeBytes    int64          `json:"size_bytes"`
+	Storage      string         `json:"storage"`
+	Compression  string         `json:"compression,omitempty"`
+	StartNs      *int64         `json:"start_ns"`
+	EndNs        *int64         `json:"end_ns"`
+	DurationNs   int64          `json:"duration_ns"`
+	MessageCount uint64         `json:"message_count"`
+	Topics       []bagInfoTopic `json:"topics"`
+	Notes        []string       `json:"notes"`
+	Lost         []string       `json:"lost"`
+}
+
+// bagInfoJSON writes bag info --json: one object per bag, an array for
+// several.
+func bagInfoJSON(e *env, bags []*bag.Bag) error {
+	var outs []bagInfoOut
+	lost := false
+	for _, b := range bags {
+		s, err := b.SummarizeSizes()
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.Path, err)
+		}
+		o := bagInfoOut{Path: b.Path, SizeBytes: b.Size(), Storage: string(b.Storage), Compression: s.Compression,
+			MessageCount: s.MessageCount, Topics: []bagInfoTopic{}, Notes: []string{}, Lost: []string{}}
+		for _, f := range b.Files {
+			o.Files = append(o.Files, filepath.Base(f))
+		}
+		if s.MessageCount > 0 {
+			st, en := int64(s.Start), int64(s.End)
+			o.StartNs, o.EndNs, o.DurationNs = &st, &en, en-st
+		}
+		defs := definitions()
+		for _, ts := range s.Topics {
+			def := defs.Lookup(ts.Topic)
+			t := bagInfoTopic{Name: ts.Topic.Name, Type: ts.Topic.Type, SerializationFormat: ts.Topic.SerializationFormat,
+				Count: ts.Count, SizeBytes: ts.Bytes, RateHz: topicRate(ts), Definition: string(def.Source), NoHeader: def.NoHeader}
+			switch {
+			case def.NoHeader != "":
+				t.HeaderStamp = "no"
+			case def.Err != nil || (def.Source == bag.Unknown):
+				t.HeaderStamp = "unknown"
+			case def.HeaderFirst:
+				t.HeaderStamp = "yes"
+			default:
+				t.HeaderStamp = "no"
+			}
+			if ts.Count > 0 && ts.Start != 0 {
+				st, en := int64(ts.Start), int64(ts.End)
+				t.FirstLogNs, t.LastLogNs = &st, &en
+			}
+			o.Topics = append(o.Topics, t)
+		}
+		if b.NoMetadata {
+			o.Notes = append(o.Notes, noMetadataNote(b))
+		}
+		for _, c := range s.Skipped.Cuts {
+			if c.Lost() {
+				o.Lost = append(o.Lost, c.String())
+			} else {
+				o.Notes = append(o.Notes, c.String())
+			}
+		}
+		for _, err := range s.Skipped.Errors {
+			o.Lost = append(o.Lost, "reading stopped at an error, the rest of the file is not counted: "+err.Error())
+		}
+		if parts := skippedParts(s.Skipped); len(parts) > 0 {
+			o.Lost = append(o.Lost, "skipped "+strings.Join(parts, ", "))
+		}
+		lost = lost || s.Skipped.Any()
+		outs = append(outs, o)
+	}
+	var v any = outs
+	if len(outs) == 1 {
+		v = outs[0]
+	}
+	if err := writeStatusJSON(e.stdout, v); err != nil {
+		return err
+	}
+	if lost {
 		return errLost
 	}
 	return nil

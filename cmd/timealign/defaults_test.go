@@ -110,3 +110,60 @@ func TestBagInfoRatePerTopic(t *testing.T) {
 		require.Contains(t, lineWith(t, info, "                   Topic: /scan |"), "| Count: 200 | Rate: 10 Hz |", storage)
 	}
 }
+
+// TestBagInfoJSON: bag info --json gives per topic the type, count, first
+// and last log time, size and rate, equal to what reading every message
+// finds (MCAP from the summary and message indexes, SQLite from a query).
+func TestBagInfoJSON(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	_, errOut, code := runCmd(t, "", "simulate", "--bag", sim, "--streams", "imu,camera,lidar", "--duration", "3s", "--max-bag-size", "400000")
+	require.Equal(t, 0, code, errOut)
+	simDB := filepath.Join(dir, "simdb")
+	_, errOut, code = runCmd(t, "", "simulate", "--bag", simDB, "--storage", "sqlite3", "--streams", "imu,lidar", "--duration", "2s")
+	require.Equal(t, 0, code, errOut)
+	for _, path := range []string{sim, simDB, filepath.Join("..", "..", "testdata", "rosbag2", "mcap", "recorded"),
+		filepath.Join("..", "..", "testdata", "rosbag2", "sqlite3", "talker")} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			out, errOut, code := runCmd(t, "", "bag", "info", "--json", path)
+			require.Equal(t, 0, code, errOut)
+			var got bagInfoOut
+			require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+			msgs, b := readBag(t, path)
+			require.Equal(t, string(b.Storage), got.Storage)
+			type acc struct {
+				n, size     uint64
+				first, last int64
+			}
+			want := map[string]*acc{}
+			for _, m := range msgs {
+				a := want[m.topic]
+				if a == nil {
+					a = &acc{first: int64(m.log), last: int64(m.log)}
+					want[m.topic] = a
+				}
+				a.n++
+				a.size += uint64(m.size)
+				a.first, a.last = min(a.first, int64(m.log)), max(a.last, int64(m.log))
+			}
+			require.Equal(t, uint64(len(msgs)), got.MessageCount)
+			for _, tp := range got.Topics {
+				a := want[tp.Name]
+				if a == nil {
+					require.Zero(t, tp.Count, tp.Name)
+					require.Nil(t, tp.FirstLogNs)
+					continue
+				}
+				require.Equal(t, a.n, tp.Count, tp.Name)
+				require.Equal(t, a.size, tp.SizeBytes, tp.Name)
+				require.Equal(t, a.first, *tp.FirstLogNs, tp.Name)
+				require.Equal(t, a.last, *tp.LastLogNs, tp.Name)
+				if a.n > 1 && a.last > a.first {
+					require.InDelta(t, float64(a.n-1)/(float64(a.last-a.first)/1e9), tp.RateHz, 1e-9, tp.Name)
+				}
+				require.NotEmpty(t, tp.Type)
+				require.Contains(t, []string{"yes", "no", "unknown"}, tp.HeaderStamp)
+			}
+		})
+	}
+}

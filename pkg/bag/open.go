@@ -528,13 +528,27 @@ type TopicSummary struct {
 	// MCAP summary, through its chunks' message indexes; 0 when a file
 	// has none).
 	Start, End stamp.Time
+	// Bytes is the size of the topic's messages (their serialized data),
+	// from SummarizeSizes; 0 from Summarize on an MCAP summary.
+	Bytes uint64
 }
 
-// Summarize returns the bag's Summary.
-func (b *Bag) Summarize() (*Summary, error) {
+// Summarize returns the bag's Summary. No message is read: an MCAP file's
+// summary and two message index records per topic, or a SQLite aggregate
+// query, give it (a file without a summary is read through).
+func (b *Bag) Summarize() (*Summary, error) { return b.summarize(false) }
+
+// SummarizeSizes returns the bag's Summary with each topic's Bytes. An
+// MCAP summary has no sizes per channel (and writers put schema and
+// channel records between the messages of a chunk, so the message
+// indexes' offsets do not give them either): every MCAP file is read
+// through.
+func (b *Bag) SummarizeSizes() (*Summary, error) { return b.summarize(true) }
+
+func (b *Bag) summarize(sizes bool) (*Summary, error) {
 	s := &Summary{}
 	byKey := map[string]int{}
-	add := func(t *Topic, n uint64, start, end int64) {
+	add := func(t *Topic, n uint64, start, end int64, bytes uint64) {
 		key := t.Name + "\x00" + t.Type + "\x00" + t.SerializationFormat
 		i, ok := byKey[key]
 		if !ok {
@@ -553,6 +567,7 @@ func (b *Bag) Summarize() (*Summary, error) {
 			}
 		}
 		ts.Count += n
+		ts.Bytes += bytes
 	}
 	for _, path := range b.Files {
 		fi := FileInfo{Path: filepath.Base(path)}
@@ -570,7 +585,7 @@ func (b *Bag) Summarize() (*Summary, error) {
 		default:
 			var scanned bool
 			var comp string
-			start, end, count, comp, scanned, err = summarizeMCAP(path, add, &s.Skipped)
+			start, end, count, comp, scanned, err = summarizeMCAP(path, add, &s.Skipped, sizes)
 			s.Scanned = s.Scanned || scanned
 			if s.Compression == "" {
 				s.Compression = comp
@@ -594,7 +609,7 @@ func (b *Bag) Summarize() (*Summary, error) {
 	return s, nil
 }
 
-func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Skipped) (start, end int64, count uint64, err error) {
+func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64, uint64), sk *Skipped) (start, end int64, count uint64, err error) {
 	f, err := openSQLite(path)
 	if err != nil {
 		return 0, 0, 0, err
@@ -603,13 +618,13 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 	if f.cut != nil {
 		sk.Cuts = append(sk.Cuts, *f.cut)
 	}
-	rows, err := f.query("SELECT topic_id, COUNT(*), MIN(timestamp), MAX(timestamp) FROM messages GROUP BY topic_id")
+	rows, err := f.query("SELECT topic_id, COUNT(*), MIN(timestamp), MAX(timestamp), SUM(LENGTH(data)) FROM messages GROUP BY topic_id")
 	if err != nil {
 		return 0, 0, 0, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
 	}
 	defer rows.Close()
-	counts := map[int64][3]int64{}
-	dest := make([]driver.Value, 4)
+	counts := map[int64][4]int64{}
+	dest := make([]driver.Value, 5)
 	for {
 		err := rows.Next(dest)
 		if errors.Is(err, io.EOF) {
@@ -622,7 +637,8 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 		n, _ := dest[1].(int64)
 		lo, _ := dest[2].(int64)
 		hi, _ := dest[3].(int64)
-		counts[id] = [3]int64{n, lo, hi}
+		size, _ := dest[4].(int64)
+		counts[id] = [4]int64{n, lo, hi, size}
 	}
 	first := true
 	ids := make([]int64, 0, len(f.byID))
@@ -632,7 +648,7 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		c := counts[id]
-		add(f.byID[id], uint64(c[0]), c[1], c[2])
+		add(f.byID[id], uint64(c[0]), c[1], c[2], uint64(c[3]))
 		if c[0] > 0 {
 			if first || c[1] < start {
 				start = c[1]
@@ -645,6 +661,27 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 		count += uint64(c[0])
 	}
 	return start, end, count, nil
+}
+
+// readMessageIndex reads the message index record at off.
+func readMessageIndex(ra io.ReaderAt, off int64) (*mcap.MessageIndex, bool) {
+	var head [9]byte
+	if _, err := ra.ReadAt(head[:], off); err != nil || mcap.OpCode(head[0]) != mcap.OpMessageIndex {
+		return nil, false
+	}
+	n := binary.LittleEndian.Uint64(head[1:])
+	if n > 1<<31 {
+		return nil, false
+	}
+	buf := make([]byte, n)
+	if _, err := ra.ReadAt(buf, off+9); err != nil {
+		return nil, false
+	}
+	mi, err := mcap.ParseMessageIndex(buf)
+	if err != nil {
+		return nil, false
+	}
+	return mi, true
 }
 
 // channelTimes returns the first and last log time of channel id from the
@@ -664,21 +701,8 @@ func channelTimes(ra io.ReaderAt, chunks []*mcap.ChunkIndex, id uint16) (first, 
 		return 0, 0, false
 	}
 	times := func(ci *mcap.ChunkIndex) (lo, hi uint64, ok bool) {
-		var head [9]byte
-		off := int64(ci.MessageIndexOffsets[id])
-		if _, err := ra.ReadAt(head[:], off); err != nil || mcap.OpCode(head[0]) != mcap.OpMessageIndex {
-			return 0, 0, false
-		}
-		n := binary.LittleEndian.Uint64(head[1:])
-		if n > 1<<31 {
-			return 0, 0, false
-		}
-		buf := make([]byte, n)
-		if _, err := ra.ReadAt(buf, off+9); err != nil {
-			return 0, 0, false
-		}
-		mi, err := mcap.ParseMessageIndex(buf)
-		if err != nil || len(mi.Records) == 0 {
+		mi, ok := readMessageIndex(ra, int64(ci.MessageIndexOffsets[id]))
+		if !ok || len(mi.Records) == 0 {
 			return 0, 0, false
 		}
 		lo, hi = mi.Records[0].Timestamp, mi.Records[0].Timestamp
@@ -715,7 +739,7 @@ func channelTimes(ra io.ReaderAt, chunks []*mcap.ChunkIndex, id uint16) (first, 
 	return int64(lo), int64(hi), true
 }
 
-func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skipped) (start, end int64, count uint64, comp string, scanned bool, err error) {
+func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64, uint64), sk *Skipped, sizes bool) (start, end int64, count uint64, comp string, scanned bool, err error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return 0, 0, 0, "", false, err
@@ -726,7 +750,7 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 	if err == nil {
 		info, err = rd.Info()
 	}
-	if err == nil && info.Statistics != nil {
+	if err == nil && info.Statistics != nil && !sizes {
 		schemas := map[uint16]*Schema{}
 		for id, s := range info.Schemas {
 			schemas[id] = &Schema{Name: s.Name, Encoding: s.Encoding, Data: s.Data}
@@ -747,7 +771,7 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 			if !ok {
 				first, last = 0, 0
 			}
-			add(t, info.Statistics.ChannelMessageCounts[c.ID], first, last)
+			add(t, info.Statistics.ChannelMessageCounts[c.ID], first, last, 0)
 		}
 		if len(info.ChunkIndexes) > 0 {
 			comp = string(info.ChunkIndexes[0].Compression)
@@ -758,7 +782,12 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 		}
 		return start, end, st.MessageCount, comp, false, nil
 	}
-	// No summary (the recorder did not finish the file): read it.
+	// No summary (the recorder did not finish the file), or sizes asked
+	// for: read it.
+	scanned = info == nil || info.Statistics == nil
+	if info != nil && len(info.ChunkIndexes) > 0 {
+		comp = string(info.ChunkIndexes[0].Compression)
+	}
 	if _, serr := fh.Seek(0, io.SeekStart); serr != nil {
 		return 0, 0, 0, "", true, serr
 	}
@@ -773,7 +802,7 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 	defer mf.close()
 	type acc struct {
 		t          *Topic
-		n          uint64
+		n, bytes   uint64
 		start, end int64
 	}
 	var order []*acc
@@ -805,6 +834,7 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 				a.end = lt
 			}
 			a.n++
+			a.bytes += uint64(len(rec.msg.Data))
 			if first || lt < start {
 				start = lt
 			}
@@ -816,12 +846,12 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 		}
 	}
 	for _, a := range order {
-		add(a.t, a.n, a.start, a.end)
+		add(a.t, a.n, a.start, a.end, a.bytes)
 	}
 	sk.BadChunks += mf.badChunks
 	sk.UnknownTopic += mf.unknownChannel
 	if mf.cut != nil {
 		sk.Cuts = append(sk.Cuts, *mf.cut)
 	}
-	return start, end, count, "", true, nil
+	return start, end, count, comp, scanned, nil
 }
