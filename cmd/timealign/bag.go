@@ -25,6 +25,7 @@ Subcommands:
   info    topics, types, counts, duration and rates, like 'ros2 bag info'
   report  timing analysis per topic and across topics (table, --html, --json-out)
   fix     rewrite header stamps with the nodes' algorithms and parameter YAML
+  cat     the stamps of its messages as CSV (log, publish and header stamp)
 
 Run 'timealign bag <subcommand> --help' for its flags.`
 
@@ -34,17 +35,18 @@ func bagCommands() []command {
 		{"info", "topics, types, counts, duration, rates", runBagInfo},
 		{"report", "timing analysis: jitter, gaps, latency, clocks, sync", runBagReport},
 		{"fix", "rewrite header stamps (tsest, pll, offset) into a new bag", runBagFix},
+		{"cat", "the stamps of its messages as CSV: topic, log and publish time, header stamp", runBagCat},
 	}
 }
 
 func runBag(e *env, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprintf(e.stderr, "Usage: timealign bag <info|report|fix> [flags] BAG...\n%s\n", strings.TrimRight(bagDoc, "\n"))
-		return usagef("bag needs a subcommand: info, report or fix")
+		fmt.Fprintf(e.stderr, "Usage: timealign bag <info|report|fix|cat> [flags] BAG...\n%s\n", strings.TrimRight(bagDoc, "\n"))
+		return usagef("bag needs a subcommand: info, report, fix or cat")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprintf(e.stdout, "Usage: timealign bag <info|report|fix> [flags] BAG...\n%s\n", strings.TrimRight(bagDoc, "\n"))
+		fmt.Fprintf(e.stdout, "Usage: timealign bag <info|report|fix|cat> [flags] BAG...\n%s\n", strings.TrimRight(bagDoc, "\n"))
 		return errHelp
 	}
 	for _, c := range bagCommands() {
@@ -52,7 +54,7 @@ func runBag(e *env, args []string) error {
 			return inSubcommand("bag "+c.name, c.run(e, args[1:]))
 		}
 	}
-	return usagef("unknown subcommand %q (want info, report or fix)", cut(args[0]))
+	return usagef("unknown subcommand %q (want info, report, fix or cat)", cut(args[0]))
 }
 
 // definitions returns the type lookup: MCAP schemas, the installed .msg

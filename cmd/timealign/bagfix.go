@@ -98,6 +98,7 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 // fixOpts are the settings of one bag fix run.
 type fixOpts struct {
+	rng           timeRange // --start, --end
 	files         paramFiles
 	rules         []applyRule
 	policy        fixPolicy
@@ -128,13 +129,16 @@ func runBagFix(e *env, args []string) error {
 	quiet := fs.Bool("quiet", false, quietUsage)
 	deprecate(e, fs, "sync", "sync-topics")
 	deprecate(e, fs, "policy", "time-policy")
+	var rng timeRange
+	fs.Var(&rng.start, "start", startUsage+"; OUT holds only those")
+	fs.Var(&rng.end, "end", endUsage+"; OUT holds only those")
 	window := fs.Duration("reorder-window", time.Second, "sensor-time: how far a corrected stamp may precede its log time and still be written in order")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
 	e.noProgress = e.noProgress || *quiet
 	o := fixOpts{syncNode: *syncNode, syncSuffix: *syncSuffix, storage: *storage, compression: *compression,
-		overwrite: *overwrite, reorderWindow: *window}
+		overwrite: *overwrite, reorderWindow: *window, rng: rng}
 	var err error
 	if o.files, err = loadParamFiles(paramPaths); err != nil {
 		return &usageError{err: err}
@@ -477,6 +481,9 @@ func (f *fixer) write(topic *bag.Topic, log, pub stamp.Time, seq uint32, data []
 // fixBag fixes one bag into out.
 func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 	if err := checkBagOutput("OUT", out, []*bag.Bag{in}, o.overwrite); err != nil {
+		return err
+	}
+	if err := o.rng.apply(in); err != nil {
 		return err
 	}
 	st := in.Storage

@@ -61,6 +61,9 @@ func runBagReport(e *env, args []string) error {
 	fs.IntVar(&cfg.Sync.QueueSize, "queue-size", cfg.Sync.QueueSize, "ApproximateTime queue size for the analysis")
 	fs.Float64Var(&cfg.Sync.AgePenalty, "age-penalty", cfg.Sync.AgePenalty, "ApproximateTime age penalty for the analysis")
 	fs.DurationVar(&cfg.Sync.MaxInterval, "max-interval", 0, "ApproximateTime max interval for the analysis (0: none)")
+	var rng timeRange
+	fs.Var(&rng.start, "start", startUsage)
+	fs.Var(&rng.end, "end", endUsage)
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -92,6 +95,11 @@ func runBagReport(e *env, args []string) error {
 	bags, err := openBags(fs.Args())
 	if err != nil {
 		return err
+	}
+	for _, b := range bags {
+		if err := rng.apply(b); err != nil {
+			return err
+		}
 	}
 	if o.multi {
 		for _, d := range []string{o.html, o.json} {

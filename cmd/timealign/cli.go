@@ -54,7 +54,7 @@ func newFlags(e *env, name, synopsis, doc string) *flag.FlagSet {
 func exitStatusDoc(name string) string {
 	one := "bad data or an I/O failure"
 	switch name {
-	case "bag info", "bag report", "bag fix":
+	case "bag info", "bag report", "bag fix", "bag cat":
 		one += ", or a bag cut off where messages were lost (everything readable is still processed)"
 	case "mav align", "mav merge":
 		one += ", or logs with no source of time"
@@ -80,6 +80,9 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		kind, usage := flag.UnquoteUsage(f)
 		if _, ok := flagValue(f).(time.Duration); ok {
 			kind = "duration"
+		}
+		if _, ok := f.Value.(*timeBound); ok {
+			kind = "time"
 		}
 		line := "  --" + f.Name
 		if kind != "" {

@@ -42,6 +42,10 @@ type Bag struct {
 	// this recording did not end cleanly. Its files are read as `ros2 bag
 	// reindex` reads them.
 	NoMetadata bool
+	// From and To (optional) bound the log times of the messages Records
+	// returns: one logged before From or after To is skipped (counted in
+	// Reader.OutOfRange). They default to 0: no bound.
+	From, To stamp.Time
 }
 
 // Name returns the bag's name: its directory's, or the file's without
@@ -290,7 +294,9 @@ type Reader struct {
 	raw    rawRecord
 	done   int64 // bytes of the files before the open one
 	skip   Skipped
-	closed bool
+	// outOfRange counts the messages skipped for the bag's From and To.
+	outOfRange int
+	closed     bool
 }
 
 // Records returns a reader of the bag's records from its first file.
@@ -469,6 +475,10 @@ func (r *Reader) Next(rec *Record) error {
 			} else {
 				t = r.sqlMap[raw.topic]
 			}
+			if (r.bag.From != 0 && raw.msg.LogTime < r.bag.From) || (r.bag.To != 0 && raw.msg.LogTime > r.bag.To) {
+				r.outOfRange++
+				continue
+			}
 			rec.Message = raw.msg
 			rec.Message.Topic = t
 			return nil
@@ -493,6 +503,10 @@ func (r *Reader) Next(rec *Record) error {
 		}
 	}
 }
+
+// OutOfRange returns the messages skipped so far because their log time is
+// outside the bag's From and To.
+func (r *Reader) OutOfRange() int { return r.outOfRange }
 
 // Close closes the open file.
 func (r *Reader) Close() {
