@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
 	"path/filepath"
 	"slices"
@@ -42,7 +43,8 @@ Logs that do not belong together (another vehicle, firmware or boot: see
 mav align) are refused unless --allow-mismatch. Records arrive in nearly the right
 order; --reorder-window is how far back in time one may come and still be put in
 order (memory holds that much of the stream); later ones are written where
-they arrive and counted. --report FILE.html writes a timing report:
+they arrive and counted. --types ATT,GPS,... writes only those message
+types (BIN or MAVLink names). --report FILE.html writes a timing report:
 every source's offset, the tlog's latencies over time and their
 histograms, the merged topics.`
 
@@ -56,6 +58,7 @@ func runMavMerge(e *env, args []string) error {
 	force := fs.Bool("allow-mismatch", false, "merge logs that do not belong together (a BIN of another vehicle, board or boot)")
 	compression := fs.String("compression", "lz4", "mcap: chunk compression, lz4 (fast), zstd (smaller) or none")
 	reorder := fs.Duration("reorder-window", 2*time.Second, "how late a record may come and still be put in time order")
+	types := fs.String("types", "", "comma-separated message types to write, BIN (ATT, GPS) or MAVLink (ATTITUDE) names (default: all)")
 	quiet := fs.Bool("quiet", false, quietUsage)
 
 	deprecate(e, fs, "window", "window-samples")
@@ -133,12 +136,24 @@ func runMavMerge(e *env, args []string) error {
 	}
 	defer w.abort()
 	m := &merger{run: run, w: w, reorder: *reorder, channels: map[string]*channel{}}
+	if *format == "mcap" {
+		m.fixes = map[fixKey]uint16{}
+	}
+	if *types != "" {
+		m.types, m.seenTypes = map[string]bool{}, map[string]bool{}
+		for _, t := range splitList(*types) {
+			m.types[t] = true
+		}
+	}
 	if f.asked(1) {
 		if m.stats, err = newMavTiming(); err != nil {
 			return err
 		}
 	}
 	if err := m.merge(f, pr); err != nil {
+		return err
+	}
+	if err := m.checkTypes(); err != nil {
 		return err
 	}
 	if err := w.close(); err != nil {
@@ -218,6 +233,9 @@ type chanRef struct {
 	f                *mav.Format // BIN records' format
 	inst             int         // offset in a BIN record's payload of its instance byte, −1 if none
 	ch               *channel
+	// keep is the merge loop's decision under --types: 0 not yet made,
+	// 1 written, 2 left out.
+	keep int8
 }
 
 // mergeItem is one message of the merged stream. Items live in the batch
@@ -230,7 +248,12 @@ type mergeItem struct {
 	// The message's bytes are own.json[off:off+n].
 	off, n uint32
 	inst   int16 // the BIN record's instance (mav.BinReader.InstanceColumn), −1 if none
-	own    *binBatch
+	// fix is the id of the channel of the item's position as a
+	// foxglove.LocationFix (GPS records and position messages; MCAP
+	// only), 0 if none. The merge loop sets it before the writer gets
+	// the item.
+	fix uint16
+	own *binBatch
 }
 
 func (it *mergeItem) data() []byte { return it.own.json[it.off : it.off+it.n : it.off+it.n] }
@@ -321,6 +344,14 @@ type merger struct {
 	nextID   uint16
 	stats    *mavTiming // the report's, or nil
 	out      *asyncWriter
+	// types are the message types --types keeps (nil: all); seenTypes
+	// every type met, and leftOut the messages of the others.
+	types     map[string]bool
+	seenTypes map[string]bool
+	leftOut   int64
+	// fixes, when set (MCAP), numbers the LocationFix channel of each
+	// position channel and instance.
+	fixes map[fixKey]uint16
 	// Counters.
 	written, late, noTime, clamped int64
 	last                           stamp.Time
@@ -403,6 +434,20 @@ func (m *merger) merge(f *files, pr *progress) error {
 }
 
 func (m *merger) emit(it *mergeItem) error {
+	if m.types != nil {
+		if it.ref.keep == 0 {
+			m.seenTypes[it.ref.name] = true
+			it.ref.keep = 2
+			if m.types[it.ref.name] {
+				it.ref.keep = 1
+			}
+		}
+		if it.ref.keep == 2 {
+			m.leftOut++
+			it.own.release(1)
+			return nil
+		}
+	}
 	if m.started && it.t < m.last {
 		m.late++
 	} else {
@@ -415,6 +460,16 @@ func (m *merger) emit(it *mergeItem) error {
 		}
 	}
 	c := it.ref.ch
+	if m.fixes != nil && fixKind(it.ref) != 0 {
+		k := fixKey{c.id, it.inst}
+		id, ok := m.fixes[k]
+		if !ok && m.nextID < 65535 {
+			m.nextID++
+			id = m.nextID
+			m.fixes[k] = id
+		}
+		it.fix = id
+	}
 	if c.count == 0 {
 		c.first = it.t
 	}
@@ -508,8 +563,28 @@ func columnNames(f *mav.Format) []string {
 	return s
 }
 
+// checkTypes refuses a --types name that matched no message: a typo would
+// otherwise leave a file without what was asked for.
+func (m *merger) checkTypes() error {
+	var missing []string
+	for t := range m.types {
+		if !m.seenTypes[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	have := slices.Sorted(maps.Keys(m.seenTypes))
+	return usagef("--types: no message of type %s in the logs (they hold %s)", strings.Join(missing, ", "), strings.Join(have, ", "))
+}
+
 func (m *merger) summary(e *env) {
 	var parts []string
+	if m.leftOut > 0 {
+		parts = append(parts, fmt.Sprintf("%d of other types than --types left out", m.leftOut))
+	}
 	if m.late > 0 {
 		parts = append(parts, fmt.Sprintf("%d came more than --reorder-window %v late and were written out of order", m.late, m.reorder))
 	}
