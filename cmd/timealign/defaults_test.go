@@ -193,7 +193,7 @@ func TestMavMergeLocationFix(t *testing.T) {
 		require.Equal(t, "foxglove.LocationFix", f.schema)
 		require.Equal(t, gps[i].logTime, f.logTime)
 		var v struct {
-			Timestamp struct{ Sec, Nsec int64 }
+			Timestamp                     struct{ Sec, Nsec int64 }
 			Latitude, Longitude, Altitude float64
 			PositionCovariance            []float64 `json:"position_covariance"`
 		}
