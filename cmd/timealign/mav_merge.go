@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -37,7 +38,13 @@ Output (--format, or --out's extension):
         the same clock, for messages that carry time_boot_ms (else the
         log_time); chunks compressed with --compression
   csv   log_time_ns,publish_time_ns,topic,boot_us,data: data is the message
-        as a JSON object, boot_us the autopilot's boot time (empty if none)
+        as a JSON object, boot_us the autopilot's boot time (empty if none);
+        then one column per field of every topic, <topic>/<field>, which
+        a row fills for its topic (PlotJuggler's CSV import plots them)
+
+GPS positions (BIN GPS, GLOBAL_POSITION_INT, GPS_RAW_INT, GPS_INPUT) are
+also written to the MCAP as foxglove.LocationFix on <topic>/fix, so that
+Foxglove's map shows the track.
 
 Logs that do not belong together (another vehicle, firmware or boot: see
 mav align) are refused unless --allow-mismatch. Records arrive in nearly the right
@@ -129,7 +136,7 @@ func runMavMerge(e *env, args []string) error {
 	if *format == "mcap" {
 		w, err = newMCAPWriter(f.out(0), comp, run)
 	} else {
-		w = newCSVWriter(f.out(0))
+		w, err = newCSVWriter(f.out(0), f.e.temps)
 	}
 	if err != nil {
 		return err
@@ -701,32 +708,57 @@ type mergeWriter interface {
 	abort()
 }
 
+// csvWriter writes the merged stream as CSV: the rows go to a spool file
+// first, since the per-field columns (one per field of every topic) are
+// known only once every topic has been met; close writes the header and
+// the rows with their field columns.
 type csvWriter struct {
-	w   *bufio.Writer
-	buf []byte
+	out   io.Writer
+	temps *temps
+	spool *os.File
+	w     *bufio.Writer // on spool
+	buf   []byte
+	chans map[*channel]*csvChan
+	order []*csvChan
 }
 
-func newCSVWriter(out io.Writer) *csvWriter {
-	w := &csvWriter{w: bufio.NewWriterSize(out, 1<<20)}
-	w.w.WriteString("log_time_ns,publish_time_ns,topic,boot_us,data\n")
-	return w
+func newCSVWriter(out io.Writer, t *temps) (*csvWriter, error) {
+	f, err := t.create("", "timealign-merge-*.spool")
+	if err != nil {
+		return nil, fmt.Errorf("the CSV's rows are spooled before its header: %w", err)
+	}
+	return &csvWriter{out: out, temps: t, spool: f, w: bufio.NewWriterSize(f, 1<<20), chans: map[*channel]*csvChan{}}, nil
 }
 
 func (c *csvWriter) write(it *mergeItem) error {
 	d := it.data()
-	topic := it.ref.ch.topic
-	// The row goes straight into the buffer's free space when it fits
-	// (Write then copies nothing): 3 stamps, the topic, d with its quotes
-	// doubled, and room for doubleQuotes' last word.
+	ch := it.ref.ch
+	cc := c.chans[ch]
+	if cc == nil {
+		if len(c.order) == 1<<16-1 {
+			return fmt.Errorf("more than %d topics", 1<<16-1)
+		}
+		cc = newCSVChan(uint16(len(c.order)), ch.topic, d)
+		c.chans[ch] = cc
+		c.order = append(c.order, cc)
+	}
+	topic := ch.topic
+	// The record goes straight into the buffer's free space when it fits
+	// (Write then copies nothing): its channel and lengths, 3 stamps, the
+	// topic, d with its quotes doubled, and room for doubleQuotes' last
+	// word; then d as it is.
 	b := c.w.AvailableBuffer()
 	own := false
-	if need := 3*20 + len(topic) + 2*len(d) + 16; cap(b) < need {
+	if need := 10 + 3*20 + len(topic) + 3*len(d) + 16; cap(b) < need {
 		b, own = slices.Grow(c.buf[:0], need), true
 	}
+	b = binary.LittleEndian.AppendUint16(b, cc.idx)
+	b = append(b, 0, 0, 0, 0) // the row's length
+	row := len(b)
 	b = strconv.AppendInt(b, int64(it.t), 10)
 	b = append(b, ',')
 	if it.pub == it.t {
-		b = append(b, b[:len(b)-1]...) // the same digits
+		b = append(b, b[row:len(b)-1]...) // the same digits
 	} else {
 		b = strconv.AppendInt(b, int64(it.pub), 10)
 	}
@@ -738,7 +770,10 @@ func (c *csvWriter) write(it *mergeItem) error {
 	}
 	b = append(b, ',', '"')
 	b = doubleQuotes(b, d)
-	b = append(b, '"', '\n')
+	b = append(b, '"')
+	binary.LittleEndian.PutUint32(b[row-4:], uint32(len(b)-row))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(d)))
+	b = append(b, d...)
 	if own {
 		c.buf = b[:0] // kept for the next row that does not fit
 	}
@@ -781,6 +816,10 @@ func doubleQuotes(b, d []byte) []byte {
 	return b[:n]
 }
 
-func (c *csvWriter) close() error { return c.w.Flush() }
-
-func (c *csvWriter) abort() {}
+func (c *csvWriter) abort() {
+	if c.spool != nil {
+		c.spool.Close()
+		c.temps.remove(c.spool.Name())
+		c.spool = nil
+	}
+}
