@@ -27,7 +27,10 @@ Subcommands:
   fix     rewrite header stamps with the nodes' algorithms and parameter YAML
   cat     the stamps of its messages as CSV (log, publish and header stamp)
 
-Run 'timealign bag <subcommand> --help' for its flags.`
+Run 'timealign bag <subcommand> --help' for its flags and exit statuses.
+
+Exit status: 0 success, 1 bad data or I/O failure (or a bag cut off where
+messages were lost), 2 bad command line, 130 interrupted.`
 
 // bagCommands are the subcommands of bag.
 func bagCommands() []command {
@@ -51,7 +54,16 @@ func runBag(e *env, args []string) error {
 	}
 	for _, c := range bagCommands() {
 		if c.name == args[0] {
-			return inSubcommand("bag "+c.name, c.run(e, args[1:]))
+			e.subcommand = "bag " + c.name
+			// A SQLite file with a write-ahead log is read from a copy:
+			// in a directory that a signal removes too.
+			dir, err := e.temps.createDir("", "timealign-bag-*")
+			if err != nil {
+				return inSubcommand(e.subcommand, err)
+			}
+			defer e.temps.remove(dir)
+			e.bagTemp = dir
+			return inSubcommand(e.subcommand, c.run(e, args[1:]))
 		}
 	}
 	return usagef("unknown subcommand %q (want info, report, fix or cat)", cut(args[0]))
@@ -97,6 +109,9 @@ func forEachBag(e *env, bags []*bag.Bag, jobs int, w io.Writer, do func(b *bag.B
 	if jobs < 1 {
 		jobs = 1
 	}
+	for _, b := range bags {
+		b.TempDir = e.bagTemp
+	}
 	if len(bags) == 1 || jobs == 1 {
 		var first error
 		failed := 0
@@ -111,7 +126,7 @@ func forEachBag(e *env, bags []*bag.Bag, jobs int, w io.Writer, do func(b *bag.B
 				if len(bags) == 1 {
 					return err
 				}
-				fmt.Fprintf(e.stderr, "timealign bag: %s: %v\n", b.Path, err)
+				fmt.Fprintf(e.stderr, "timealign %s: %s: %v\n", e.cmdName("bag"), b.Path, err)
 				failed++
 				if first == nil {
 					first = err
@@ -152,7 +167,7 @@ func forEachBag(e *env, bags []*bag.Bag, jobs int, w io.Writer, do func(b *bag.B
 			if e.ctx.Err() != nil {
 				return e.ctx.Err()
 			}
-			fmt.Fprintf(e.stderr, "timealign bag: %s: %v\n", bags[i].Path, errs[i])
+			fmt.Fprintf(e.stderr, "timealign %s: %s: %v\n", e.cmdName("bag"), bags[i].Path, errs[i])
 			failed++
 			if first == nil {
 				first = errs[i]
@@ -387,6 +402,7 @@ func bagInfoJSON(e *env, bags []*bag.Bag) error {
 	var outs []bagInfoOut
 	lost := false
 	for _, b := range bags {
+		b.TempDir = e.bagTemp
 		s, err := b.SummarizeSizes()
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.Path, err)

@@ -39,6 +39,7 @@ func runBagCat(e *env, args []string) error {
 	if err != nil {
 		return bagErr(fs.Arg(0), err)
 	}
+	b.TempDir = e.bagTemp
 	if err := rng.apply(b); err != nil {
 		return err
 	}

@@ -220,6 +220,7 @@ func runBagFix(e *env, args []string) error {
 		if err != nil {
 			return bagErr(fs.Arg(0), err)
 		}
+		in.TempDir = e.bagTemp
 		return fixBag(e, in, fs.Arg(1), o, true)
 	}
 	if fs.NArg() == 0 {

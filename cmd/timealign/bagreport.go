@@ -97,6 +97,7 @@ func runBagReport(e *env, args []string) error {
 		return err
 	}
 	for _, b := range bags {
+		b.TempDir = e.bagTemp
 		if err := rng.apply(b); err != nil {
 			return err
 		}

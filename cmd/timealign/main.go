@@ -51,6 +51,11 @@ type env struct {
 	// stdoutWritten, when set, stops standard output and returns the rows
 	// and bytes written to it.
 	stdoutWritten func() (rows, n int64)
+	// subcommand is the running subcommand ("bag fix"), "" if none.
+	subcommand string
+	// bagTemp is the temporary directory of a bag command (removed on a
+	// signal), where SQLite files with a write-ahead log are copied.
+	bagTemp string
 	// onFlags, when set, is given every flag set a command makes (the
 	// tests walk them).
 	onFlags func(*flag.FlagSet)
@@ -210,6 +215,14 @@ func run(e *env, args []string) int {
 	fmt.Fprintf(e.stderr, "timealign: unknown command %q\n\n", cut(name))
 	printUsage(e.stderr)
 	return exitUsage
+}
+
+// cmdName returns the running subcommand's name, or name.
+func (e *env) cmdName(name string) string {
+	if e.subcommand != "" {
+		return e.subcommand
+	}
+	return name
 }
 
 // subcommandError is an error of a subcommand ("bag fix"), which names it.

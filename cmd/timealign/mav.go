@@ -33,7 +33,10 @@ Subcommands:
                                Foxglove) or CSV; --report F.html adds a timing
                                report
 
-Run 'timealign mav <subcommand> --help' for its flags.`
+Run 'timealign mav <subcommand> --help' for its flags and exit statuses.
+
+Exit status: 0 success, 1 bad data or I/O failure, 2 bad command line,
+130 interrupted.`
 
 func runMav(e *env, args []string) error {
 	if len(args) == 0 {

@@ -252,5 +252,8 @@ func TestReadingReadOnlyAsAnotherUser(t *testing.T) {
 		b, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%v: %s", args, b)
 		require.Equal(t, before, snapshot(t, in), "after %v", args)
+		for _, name := range dirFiles(t, out) {
+			require.False(t, strings.HasPrefix(name, "timealign-"), "%s left in TMPDIR after %v", name, args)
+		}
 	}
 }

@@ -46,6 +46,10 @@ type Bag struct {
 	// returns: one logged before From or after To is skipped (counted in
 	// Reader.OutOfRange). They default to 0: no bound.
 	From, To stamp.Time
+	// TempDir (optional) is where a SQLite file whose write-ahead log
+	// holds transactions is copied to be read (reading never writes
+	// beside the bag). It defaults to os.TempDir().
+	TempDir string
 }
 
 // Name returns the bag's name: its directory's, or the file's without
@@ -392,7 +396,7 @@ func (r *Reader) openNext() error {
 		r.sqlMap = map[*Topic]*Topic{}
 		switch r.bag.Storage {
 		case SQLite:
-			sf, err := openSQLite(path)
+			sf, err := openSQLite(path, r.bag.TempDir)
 			if err != nil {
 				return err
 			}
@@ -595,7 +599,7 @@ func (b *Bag) summarize(sizes bool) (*Summary, error) {
 		var err error
 		switch b.Storage {
 		case SQLite:
-			start, end, count, err = summarizeSQLite(path, add, &s.Skipped)
+			start, end, count, err = summarizeSQLite(path, b.TempDir, add, &s.Skipped)
 		default:
 			var scanned bool
 			var comp string
@@ -623,8 +627,8 @@ func (b *Bag) summarize(sizes bool) (*Summary, error) {
 	return s, nil
 }
 
-func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64, uint64), sk *Skipped) (start, end int64, count uint64, err error) {
-	f, err := openSQLite(path)
+func summarizeSQLite(path, tempDir string, add func(*Topic, uint64, int64, int64, uint64), sk *Skipped) (start, end int64, count uint64, err error) {
+	f, err := openSQLite(path, tempDir)
 	if err != nil {
 		return 0, 0, 0, err
 	}

@@ -123,7 +123,10 @@ func hotJournal(path string) bool {
 	return err == nil && bytes.Equal(head, journalMagic)
 }
 
-func openSQLite(path string) (*sqliteFile, error) {
+// openSQLite opens a .db3 file to read; a copy of a file with a
+// write-ahead log goes into a new directory under tempDir ("": the
+// system's).
+func openSQLite(path, tempDir string) (*sqliteFile, error) {
 	fe := func(err error) error { return &FileError{Path: path, Offset: -1, Row: -1, Err: err} }
 	head := make([]byte, len(sqliteMagic))
 	fh, err := os.Open(path)
@@ -144,7 +147,7 @@ func openSQLite(path string) (*sqliteFile, error) {
 	// write to; the bag's own files stay as they are.
 	var f *sqliteFile
 	if walSize(path) > 0 {
-		f, err = openSQLiteCopy(path)
+		f, err = openSQLiteCopy(path, tempDir)
 		if err == nil {
 			f.cut = &Cut{Path: path, Leftover: path + "-wal"}
 		}
@@ -177,8 +180,8 @@ func walSize(path string) int64 {
 // openSQLiteCopy copies path and its -wal into a new temporary directory
 // and opens the copy read-only (SQLite builds the log's index there); the
 // directory is removed when the file is closed.
-func openSQLiteCopy(path string) (_ *sqliteFile, err error) {
-	dir, err := os.MkdirTemp("", "timealign-sqlite-*")
+func openSQLiteCopy(path, tempDir string) (_ *sqliteFile, err error) {
+	dir, err := os.MkdirTemp(tempDir, "timealign-sqlite-*")
 	if err != nil {
 		return nil, fmt.Errorf("reading the write-ahead log of %s needs a temporary copy: %w", path, err)
 	}
