@@ -95,6 +95,7 @@ func runSimulate(e *env, args []string) error {
 		imageSize = fs.String("image-size", "64x48", "for --bag: camera image size WIDTHxHEIGHT (mono8)")
 		recDelay  = fs.Duration("recorder-delay", 200*time.Microsecond, "for --bag: the recorder's delay after the receive time")
 		overwrite = fs.Bool("overwrite", false, "for --bag: replace an existing bag")
+		quiet     = fs.Bool("quiet", false, quietUsage)
 	)
 	var (
 		c      sim.Config
@@ -212,7 +213,7 @@ func runSimulate(e *env, args []string) error {
 		}
 		if *format == "bag" {
 			o := simBagOptions{dir: *bagDir, truth: *truthPath, compression: *compress, maxBagSize: *maxSize,
-				recorderDelay: *recDelay, seed: cfgs[0].Seed, cfgs: cfgs, overwrite: *overwrite}
+				recorderDelay: *recDelay, seed: cfgs[0].Seed, cfgs: cfgs, overwrite: *overwrite, quiet: *quiet}
 			st, err := bag.ParseStorage(*storage)
 			if err != nil {
 				return usagef("--storage is %q, want mcap or sqlite3", cut(*storage))
