@@ -103,6 +103,8 @@ func walBag(t *testing.T, dir string) string {
 func readingCommands(bagPath, out string, fix []string) [][]string {
 	return [][]string{
 		{"bag", "info", bagPath},
+		{"bag", "info", "--json", bagPath},
+		{"bag", "cat", "--out", filepath.Join(out, "cat.csv"), bagPath},
 		{"bag", "report", "--quiet", "--html", filepath.Join(out, "r.html"), "--json", filepath.Join(out, "r.json"), bagPath},
 		append([]string{"bag", "fix", "--quiet", bagPath, filepath.Join(out, "fixed")}, fix...),
 	}
@@ -119,6 +121,10 @@ func TestReadingNeverWrites(t *testing.T) {
 	require.NoError(t, os.CopyFS(killed, os.DirFS(filepath.Join("..", "..", "testdata", "rosbag2", "sqlite3", "killed_wal"))))
 	talker := filepath.Join(tmp, "talker")
 	require.NoError(t, os.CopyFS(talker, os.DirFS(filepath.Join("..", "..", "testdata", "rosbag2", "sqlite3", "talker"))))
+	recorded := filepath.Join(tmp, "recorded")
+	require.NoError(t, os.CopyFS(recorded, os.DirFS(filepath.Join("..", "..", "testdata", "rosbag2", "sqlite3", "recorded"))))
+	killedRollback := filepath.Join(tmp, "killed")
+	require.NoError(t, os.CopyFS(killedRollback, os.DirFS(filepath.Join("..", "..", "testdata", "rosbag2", "sqlite3", "killed"))))
 	mcapBag := filepath.Join(tmp, "mcap_recorded")
 	require.NoError(t, os.CopyFS(mcapBag, os.DirFS(filepath.Join("..", "..", "testdata", "rosbag2", "mcap", "recorded"))))
 	mav := filepath.Join(tmp, "mav")
@@ -142,10 +148,14 @@ func TestReadingNeverWrites(t *testing.T) {
 				[]string{"bag", "info", filepath.Join(wal, "walbag_0.db3")})
 		}},
 		{"rosbag2 talker (WAL mode)", talker, func(out string) [][]string {
-			return readingCommands(talker, out, nil)[:2]
+			return readingCommands(talker, out, nil)[:4] // no topic of talker has a Header to fix
 		}},
 		{"killed recording with -wal and -shm", killed, func(out string) [][]string {
 			return readingCommands(killed, out, imuFix)
+		}},
+		{"rollback-mode db3", recorded, func(out string) [][]string { return readingCommands(recorded, out, imuFix) }},
+		{"killed rollback-mode recording", killedRollback, func(out string) [][]string {
+			return readingCommands(killedRollback, out, imuFix)
 		}},
 		{"MCAP", mcapBag, func(out string) [][]string { return readingCommands(mcapBag, out, imuFix) }},
 		{"mav", mav, func(out string) [][]string {

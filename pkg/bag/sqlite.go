@@ -128,35 +128,51 @@ func hotJournal(path string) bool {
 // system's).
 func openSQLite(path, tempDir string) (*sqliteFile, error) {
 	fe := func(err error) error { return &FileError{Path: path, Offset: -1, Row: -1, Err: err} }
-	head := make([]byte, len(sqliteMagic))
+	// The header: its magic, and the file format versions at 18 and 19
+	// (2: WAL mode).
+	head := make([]byte, 20)
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	_, err = io.ReadFull(fh, head)
 	fh.Close()
-	if err != nil || string(head) != sqliteMagic {
+	if err != nil || string(head[:len(sqliteMagic)]) != sqliteMagic {
 		return nil, fe(fmt.Errorf("%w: not a SQLite database (no SQLite header)", ErrFormat))
 	}
+	walMode := head[18] == 2 || head[19] == 2
 	// Reading never writes beside the bag. A read-only connection to a
 	// WAL-mode file creates its -wal and -shm files (and rewrites an
-	// -shm it finds), so a file with no log to apply is opened immutable:
-	// no lock, no journal, no file created. A write-ahead log that holds
-	// transactions (a recorder killed in WAL mode) is read from a copy of
-	// the file and its log in a temporary directory, which SQLite may
-	// write to; the bag's own files stay as they are.
+	// -shm it finds), so a WAL-mode file with no log to apply is opened
+	// immutable: no lock, no journal, no file created. A write-ahead log
+	// that holds transactions (a recorder killed in WAL mode) is read from
+	// a copy of the file and its log in a temporary directory, which
+	// SQLite may write to; the bag's own files stay as they are. A file
+	// in rollback mode is opened read-only, which creates nothing and
+	// takes shared locks, so that a recording still being written is read
+	// consistently.
 	var f *sqliteFile
-	if walSize(path) > 0 {
+	switch {
+	case walSize(path) > 0:
 		f, err = openSQLiteCopy(path, tempDir)
 		if err == nil {
 			f.cut = &Cut{Path: path, Leftover: path + "-wal"}
 		}
-	} else {
+	case walMode:
 		f, err = openSQLiteConn(path, path, true)
-		if err == nil && hotJournal(path) {
+	default:
+		f, err = openSQLiteConn(path, path, false)
+		if err != nil && hotJournal(path) {
 			// A recorder stopped inside a transaction left its rollback
-			// journal: it is neither applied nor removed, and the file
-			// is read as it stands.
+			// journal: a read-only connection may not roll it back
+			// (SQLite says "attempt to write a readonly database"), and
+			// the input is never written. The file is read as it stands.
+			var err2 error
+			if f, err2 = openSQLiteConn(path, path, true); err2 == nil {
+				err = nil
+			}
+		}
+		if err == nil && hotJournal(path) {
 			f.cut = &Cut{Path: path, Leftover: path + "-journal"}
 		}
 	}
