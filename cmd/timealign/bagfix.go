@@ -487,6 +487,9 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 	if err := o.rng.apply(in); err != nil {
 		return err
 	}
+	if n := o.rng.note(in); n != "" && !e.noProgress {
+		fmt.Fprintf(e.stderr, "timealign bag fix: %s; OUT holds only those\n", n)
+	}
 	st := in.Storage
 	if o.storage != "" {
 		st, _ = bag.ParseStorage(o.storage)

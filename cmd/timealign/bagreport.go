@@ -101,6 +101,9 @@ func runBagReport(e *env, args []string) error {
 		if err := rng.apply(b); err != nil {
 			return err
 		}
+		if n := rng.note(b); n != "" && !e.noProgress {
+			fmt.Fprintf(e.stderr, "timealign bag report: %s\n", n)
+		}
 	}
 	if o.multi {
 		for _, d := range []string{o.html, o.json} {

@@ -93,3 +93,25 @@ func (r *timeRange) apply(b *bag.Bag) error {
 	}
 	return nil
 }
+
+// note says which messages the range keeps ("" without one).
+func (r *timeRange) note(b *bag.Bag) string {
+	if !r.start.set && !r.end.set {
+		return ""
+	}
+	from, to := "its start", "its end"
+	if r.start.set {
+		from = fmtLogTime(b.From)
+	}
+	if r.end.set {
+		to = fmtLogTime(b.To)
+	}
+	return fmt.Sprintf("%s: only the messages logged from %s to %s (--start %s, --end %s)", b.Path, from, to, orDash(r.start.raw), orDash(r.end.raw))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
