@@ -45,7 +45,7 @@ func bagCommands() []command {
 func runBag(e *env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprintf(e.stderr, "Usage: timealign bag <info|report|fix|cat> [flags] BAG...\n%s\n", strings.TrimRight(bagDoc, "\n"))
-		return usagef("bag needs a subcommand: info, report, fix or cat")
+		return usagef("a subcommand is needed: info, report, fix or cat")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -204,8 +204,8 @@ last message, as 'bag report' gives it.
 several bags): files, size_bytes, storage, compression, start_ns, end_ns,
 duration_ns, message_count, and per topic name, type,
 serialization_format, count, first_log_ns, last_log_ns, size_bytes (its
-messages' data; from an MCAP summary through every chunk's message
-indexes), rate_hz, header_stamp (yes, no, unknown), definition (where that
+messages' data: an MCAP summary holds no sizes per channel, so --json
+reads MCAP files through), rate_hz, header_stamp (yes, no, unknown), definition (where that
 was decided) and no_header (a schema that cannot carry a ROS Header);
 notes and lost list what reading a cut-off bag found.`
 

@@ -41,7 +41,7 @@ Exit status: 0 success, 1 bad data or I/O failure, 2 bad command line,
 func runMav(e *env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprintf(e.stderr, "Usage: timealign mav align|merge [flags] TLOG [BIN...]\n%s\n", mavDoc)
-		return usagef("mav needs a subcommand: align or merge")
+		return usagef("a subcommand is needed: align or merge")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
