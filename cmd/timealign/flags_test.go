@@ -81,6 +81,32 @@ func TestFlagGrammar(t *testing.T) {
 			}
 		}
 	}
+	// The grammar's rules of names, over every flag.
+	for _, name := range names {
+		for _, u := range uses[name] {
+			lower := strings.ToLower(u.usage)
+			if strings.Contains(lower, "comma-separated topics") {
+				require.True(t, name == "topics" || strings.HasSuffix(name, "-topics"),
+					"--%s in %s takes topic names: call it --topics or --<what>-topics", name, u.cmd)
+			}
+			if name == "topics" || strings.HasSuffix(name, "-topics") && !strings.HasPrefix(name, "num-") {
+				require.Equal(t, "string", u.kind, "--%s in %s is a list of topic names", name, u.cmd)
+			}
+			if strings.HasPrefix(name, "window") {
+				want := map[string]string{"window": "duration", "window-samples": "int"}[name]
+				require.NotEmpty(t, want, "--%s in %s: a time window is --window, a sample window --window-samples", name, u.cmd)
+				require.Equal(t, want, u.kind, "--%s in %s", name, u.cmd)
+			}
+			if strings.HasPrefix(name, "num-") {
+				require.Equal(t, "int", u.kind, "--%s in %s is a count", name, u.cmd)
+			}
+			if u.kind == "bool" {
+				for _, other := range uses[name] {
+					require.Equal(t, "bool", other.kind, "--%s is a boolean in %s and a %s in %s", name, u.cmd, other.kind, other.cmd)
+				}
+			}
+		}
+	}
 	// The names the issue found with two meanings keep one.
 	for _, name := range []string{"topics", "window", "reorder-window", "sync-topics", "quiet", "json"} {
 		_, ok := glossary[name]
