@@ -115,8 +115,8 @@ type fixOpts struct {
 func runBagFix(e *env, args []string) error {
 	fs := newFlags(e, "bag fix", "[flags] IN OUT  |  --out-dir DIR [flags] BAG...", bagFixDoc)
 	var paramPaths, applies repeated
-	fs.Var(&paramPaths, "params", "ROS 2 parameter YAML file of the nodes (repeatable; later files win)")
-	fs.Var(&applies, "apply", "TOPIC=KIND[:NODE]: correct TOPIC with timestamp_estimator, clock_sync or offset:SECONDS (repeatable)")
+	fs.Var(&paramPaths, "params", "ROS 2 parameter YAML `FILE` of the nodes (repeatable; later files win)")
+	fs.Var(&applies, "apply", "`TOPIC=KIND[:NODE]`: correct TOPIC with timestamp_estimator, clock_sync or offset:SECONDS (repeatable)")
 	policy := fs.String("time-policy", "", "log and publish times: keep (default), sensor-time or restamp")
 	syncList := fs.String("sync-topics", "", "comma-separated topics whose matched sets are written as extra channels")
 	syncNode := fs.String("sync-node", "", "node whose synchronizer parameters --sync-topics uses (default /synchronizer)")

@@ -81,8 +81,13 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		if _, ok := flagValue(f).(time.Duration); ok {
 			kind = "duration"
 		}
-		if _, ok := f.Value.(*timeBound); ok {
+		switch f.Value.(type) {
+		case *timeBound:
 			kind = "time"
+		case *durationList:
+			kind = "D,D,..."
+		case *intList:
+			kind = "N,N,..."
 		}
 		line := "  --" + f.Name
 		if kind != "" {

@@ -128,7 +128,7 @@ func runSimulate(e *env, args []string) error {
 	fs.Float64Var(&c.Batch.Prob, "batch-prob", 0, "probability that a delivered sample starts a batch")
 	fs.IntVar(&c.Batch.Size, "batch-size", 0, "samples delivered together in a batch")
 	fs.IntVar(&c.IndexBits, "index-bits", 0, "width of the sensor's sample counter")
-	fs.Var(&steps, "host-step", "host clock step AT:BY, e.g. 10s:-2s (repeatable)")
+	fs.Var(&steps, "host-step", "host clock step `AT:BY`, e.g. 10s:-2s (repeatable)")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
