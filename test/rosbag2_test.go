@@ -198,10 +198,10 @@ func TestRosbag2AcceptsOurBags(t *testing.T) {
 		fixArgs       []string
 	}{
 		{"mcap-zstd-keep-sync", "mcap", []string{"--compression", "zstd"},
-			[]string{"--policy", "keep", "--sync", "/imu/data_raw,/camera/image_raw"}},
+			[]string{"--time-policy", "keep", "--sync-topics", "/imu/data_raw,/camera/image_raw"}},
 		{"sqlite3-sensor-time-split", "sqlite3", []string{"--max-bag-size", "100000"},
-			[]string{"--policy", "sensor-time"}},
-		{"mcap-lz4-restamp", "mcap", []string{"--compression", "lz4"}, []string{"--policy", "restamp"}},
+			[]string{"--time-policy", "sensor-time"}},
+		{"mcap-lz4-restamp", "mcap", []string{"--compression", "lz4"}, []string{"--time-policy", "restamp"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !plugins[c.storage] {

@@ -41,7 +41,7 @@ none).
 Buffer sizes: negative = automatic (2·⌈timeout/period⌉), 0 = growing.`
 
 func runAlign(e *env, args []string) error {
-	fs := newFlags(e, "align", "--timeout D --periods D,D,... [flags] [input.csv]", alignDoc)
+	fs := newFlags(e, "align", "--periods D,D,... [--timeout D] [flags] [input.csv]", alignDoc)
 	timeout := fs.Duration("timeout", time.Second, "maximum latency: how long playback waits for a stream without data")
 	var periods durationList
 	var sizes, prios intList
@@ -51,7 +51,7 @@ func runAlign(e *env, args []string) error {
 	out := fs.String("out", "", "output file (default standard output)")
 	dropsPath := fs.String("drops", "", "write dropped samples (stream,stamp_ns,reason) to this file")
 	statusPath := fs.String("status", "", "write the final status as JSON to this file")
-	quiet := fs.Bool("quiet", false, "no summary on standard error")
+	quiet := fs.Bool("quiet", false, quietUsage)
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}

@@ -128,7 +128,7 @@ func TestBagCutCLI(t *testing.T) {
 			}
 
 			jsonOut, htmlOut := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
-			out, errOut, code = runCmd(t, "", "bag", "report", rec, "--json", jsonOut, "--html", htmlOut)
+			out, errOut, code = runCmd(t, "", "bag", "report", rec, "--json-out", jsonOut, "--html", htmlOut)
 			require.Equal(t, wantCode, code, errOut)
 			require.Contains(t, out, "/imu/data_raw")
 			// The report's files say it too, as stderr does.

@@ -45,7 +45,7 @@ launch file names it (default /timestamp_estimator, /clock_sync, the names
 would resolve them (its own section, /**, /*), with the node's ranges and
 checks: a value the node would reject is an error here.
 
-Log and publish times (--policy):
+Log and publish times (--time-policy):
   keep         unchanged: the bag plays as recorded, with corrected stamps
   sensor-time  log and publish times of corrected messages set to their new
                stamps, so that players replay in sensor time; the output is
@@ -54,7 +54,7 @@ Log and publish times (--policy):
                with the log time, an offset added to it), as restamp tools
                do, but with drift and jitter estimated; log times unchanged
 
---sync TOPIC,TOPIC,... also writes each set the synchronizer policy matches
+--sync-topics TOPIC,TOPIC,... also writes each set the synchronizer policy matches
 on the corrected stamps (the parameters of node --sync-node, default
 /synchronizer) as extra channels TOPIC+--sync-suffix, and a
 timealign/msg/MatchedSet per set on /timealign/matched.
@@ -98,6 +98,7 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 // fixOpts are the settings of one bag fix run.
 type fixOpts struct {
+	rng           timeRange // --start, --end
 	files         paramFiles
 	rules         []applyRule
 	policy        fixPolicy
@@ -114,25 +115,30 @@ type fixOpts struct {
 func runBagFix(e *env, args []string) error {
 	fs := newFlags(e, "bag fix", "[flags] IN OUT  |  --out-dir DIR [flags] BAG...", bagFixDoc)
 	var paramPaths, applies repeated
-	fs.Var(&paramPaths, "params", "ROS 2 parameter YAML file of the nodes (repeatable; later files win)")
-	fs.Var(&applies, "apply", "TOPIC=KIND[:NODE]: correct TOPIC with timestamp_estimator, clock_sync or offset:SECONDS (repeatable)")
-	policy := fs.String("policy", "", "log and publish times: keep (default), sensor-time or restamp")
-	syncList := fs.String("sync", "", "comma-separated topics whose matched sets are written as extra channels")
-	syncNode := fs.String("sync-node", "", "node whose synchronizer parameters --sync uses (default /synchronizer)")
-	syncSuffix := fs.String("sync-suffix", "/synced", "suffix of the channels --sync writes")
+	fs.Var(&paramPaths, "params", "ROS 2 parameter YAML `FILE` of the nodes (repeatable; later files win)")
+	fs.Var(&applies, "apply", "`TOPIC=KIND[:NODE]`: correct TOPIC with timestamp_estimator, clock_sync or offset:SECONDS (repeatable)")
+	policy := fs.String("time-policy", "", "log and publish times: keep (default), sensor-time or restamp")
+	syncList := fs.String("sync-topics", "", "comma-separated topics whose matched sets are written as extra channels")
+	syncNode := fs.String("sync-node", "", "node whose synchronizer parameters --sync-topics uses (default /synchronizer)")
+	syncSuffix := fs.String("sync-suffix", "/synced", "suffix of the channels --sync-topics writes")
 	storage := fs.String("storage", "", "output storage: mcap or sqlite3 (default: the input's)")
 	compression := fs.String("compression", "", "MCAP chunk compression: zstd, lz4 or none (default: the input's)")
 	overwrite := fs.Bool("overwrite", false, "replace an existing OUT bag")
 	outDir := fs.String("out-dir", "", "fix every BAG into DIR/<bag name>")
 	jobs := fs.Int("jobs", defaultJobs(), "with --out-dir: bags fixed in parallel")
-	quiet := fs.Bool("quiet", false, "no progress bar and no summary")
+	quiet := fs.Bool("quiet", false, quietUsage)
+	deprecate(e, fs, "sync", "sync-topics")
+	deprecate(e, fs, "policy", "time-policy")
+	var rng timeRange
+	fs.Var(&rng.start, "start", startUsage+"; OUT holds only those")
+	fs.Var(&rng.end, "end", endUsage+"; OUT holds only those")
 	window := fs.Duration("reorder-window", time.Second, "sensor-time: how far a corrected stamp may precede its log time and still be written in order")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
 	e.noProgress = e.noProgress || *quiet
 	o := fixOpts{syncNode: *syncNode, syncSuffix: *syncSuffix, storage: *storage, compression: *compression,
-		overwrite: *overwrite, reorderWindow: *window}
+		overwrite: *overwrite, reorderWindow: *window, rng: rng}
 	var err error
 	if o.files, err = loadParamFiles(paramPaths); err != nil {
 		return &usageError{err: err}
@@ -169,7 +175,7 @@ func runBagFix(e *env, args []string) error {
 		pol = "keep"
 	}
 	if o.policy, err = parseFixPolicy(pol); err != nil {
-		return usagef("--policy: %v", err)
+		return usagef("--time-policy: %v", err)
 	}
 	o.syncTopics = set.sync
 	if *syncList != "" {
@@ -185,7 +191,7 @@ func runBagFix(e *env, args []string) error {
 		o.syncNode = "/" + o.syncNode
 	}
 	if len(o.syncTopics) == 1 {
-		return usagef("--sync names one topic; matching needs 2 or more")
+		return usagef("--sync-topics names one topic; matching needs 2 or more")
 	}
 	if o.storage != "" {
 		if _, err := bag.ParseStorage(o.storage); err != nil {
@@ -201,7 +207,7 @@ func runBagFix(e *env, args []string) error {
 		return usagef("--reorder-window is %v, want > 0", *window)
 	}
 	if len(o.rules) == 0 && len(o.syncTopics) == 0 {
-		return usagef("nothing to fix: give --apply TOPIC=KIND (or an apply list in the timealign_bag_fix section of --params), or --sync")
+		return usagef("nothing to fix: give --apply TOPIC=KIND (or an apply list in the timealign_bag_fix section of --params), or --sync-topics")
 	}
 	if *jobs < 1 || *jobs > 256 {
 		return usagef("--jobs is %d, want 1..256", *jobs)
@@ -214,6 +220,7 @@ func runBagFix(e *env, args []string) error {
 		if err != nil {
 			return bagErr(fs.Arg(0), err)
 		}
+		in.TempDir = e.bagTemp
 		return fixBag(e, in, fs.Arg(1), o, true)
 	}
 	if fs.NArg() == 0 {
@@ -260,6 +267,10 @@ type corrector struct {
 	// counters
 	in, fixed, dropped, unchanged, malformed uint64
 	lastErr                                  error
+	// the drops: the log times of the first and last, and how many came
+	// before the first corrected stamp (the fit's warm-up)
+	dropFirst, dropLast stamp.Time
+	dropLeading         uint64
 }
 
 // newCorrector binds the rule's node parameters for topic t.
@@ -336,7 +347,14 @@ func (c *corrector) apply(m *bag.Message) (write bool, t stamp.Time, changed boo
 		if !ok {
 			switch c.invalid {
 			case "drop":
+				if c.dropped == 0 {
+					c.dropFirst = m.LogTime
+				}
+				if c.fixed == 0 {
+					c.dropLeading++
+				}
 				c.dropped++
+				c.dropLast = m.LogTime
 				return false, 0, false
 			case "receive_time":
 				est = m.LogTime
@@ -465,6 +483,12 @@ func (f *fixer) write(topic *bag.Topic, log, pub stamp.Time, seq uint32, data []
 func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 	if err := checkBagOutput("OUT", out, []*bag.Bag{in}, o.overwrite); err != nil {
 		return err
+	}
+	if err := o.rng.apply(in); err != nil {
+		return err
+	}
+	if n := o.rng.note(in); n != "" && !e.noProgress {
+		fmt.Fprintf(e.stderr, "timealign bag fix: %s; OUT holds only those\n", n)
 	}
 	st := in.Storage
 	if o.storage != "" {
@@ -633,6 +657,8 @@ func fixBag(e *env, in *bag.Bag, out string, o fixOpts, single bool) error {
 	}
 	if !e.noProgress || len(o.warnings) > 0 {
 		f.summary(e, in, out, meta, ob.w.Dropped())
+	} else {
+		f.drops(e) // dropped messages are said even with --quiet
 	}
 	done := "; OUT was written whole"
 	if st == bag.MCAP {
@@ -667,7 +693,7 @@ func (f *fixer) summary(e *env, in *bag.Bag, out string, meta *bag.Metadata, dro
 		msg += fmt.Sprintf(": %d of %d stamps corrected", c.fixed, c.in)
 		var extra []string
 		if c.dropped > 0 {
-			extra = append(extra, fmt.Sprintf("%d dropped while the clock fit was invalid (when_invalid: drop)", c.dropped))
+			extra = append(extra, fmt.Sprintf("%d dropped (below)", c.dropped))
 		}
 		if c.unchanged > 0 {
 			extra = append(extra, fmt.Sprintf("%d left unchanged", c.unchanged))
@@ -690,8 +716,9 @@ func (f *fixer) summary(e *env, in *bag.Bag, out string, meta *bag.Metadata, dro
 		}
 		fmt.Fprintf(e.stderr, "timealign bag fix: %s\n", msg)
 	}
+	f.drops(e)
 	if f.syncer != nil {
-		fmt.Fprintf(e.stderr, "timealign bag fix: --sync: %d matched sets written\n", f.syncer.sets)
+		fmt.Fprintf(e.stderr, "timealign bag fix: --sync-topics: %d matched sets written\n", f.syncer.sets)
 	}
 	if f.outOfOrder > 0 {
 		fmt.Fprintf(e.stderr, "timealign bag fix: %d messages written out of log-time order (a corrected stamp more than --reorder-window %v before its log time)\n", f.outOfOrder, f.o.reorderWindow)
@@ -700,6 +727,44 @@ func (f *fixer) summary(e *env, in *bag.Bag, out string, meta *bag.Metadata, dro
 		fmt.Fprintf(e.stderr, "timealign bag fix: %d MCAP attachments and metadata records not kept: SQLite has no place for them\n", dropped)
 	}
 	fmt.Fprintf(e.stderr, "timealign bag fix: wrote %s: %d messages in %d file(s)\n", out, meta.MessageCount, len(meta.Files))
+}
+
+// drops says on stderr, per topic, which messages were dropped and why.
+func (f *fixer) drops(e *env) {
+	var ts []*bag.Topic
+	for t, c := range f.corr {
+		if c.dropped > 0 {
+			ts = append(ts, t)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+	for _, t := range ts {
+		c := f.corr[t]
+		where := fmt.Sprintf("logged %s to %s", fmtLogTime(c.dropFirst), fmtLogTime(c.dropLast))
+		switch {
+		case c.dropLeading == c.dropped:
+			where += fmt.Sprintf(", the topic's first %d, while the fit gathered samples that agree", c.dropped)
+		case c.dropLeading > 0:
+			where += fmt.Sprintf(", %d of them the topic's first, while the fit gathered samples that agree", c.dropLeading)
+		}
+		node := c.rule.node
+		if node == "" {
+			node = "/clock_sync"
+		}
+		fmt.Fprintf(e.stderr, "timealign bag fix: %s: DROPPED %d of %d messages (%s): the device clock fit could not vouch for their stamps, "+
+			"and %s's when_invalid is drop; when_invalid: receive_time keeps them stamped with their log time, passthrough with their device stamp\n",
+			t.Name, c.dropped, c.in, where, node)
+	}
+}
+
+// fmtLogTime writes a log time as seconds.nanoseconds.
+func fmtLogTime(t stamp.Time) string {
+	ns := int64(t)
+	sign := ""
+	if ns < 0 {
+		sign, ns = "-", -ns
+	}
+	return fmt.Sprintf("%s%d.%09d", sign, ns/1e9, ns%1e9)
 }
 
 func uniq(s []string) []string {
@@ -763,13 +828,13 @@ func newFixSync(o *fixOpts, w *bag.Writer) (*fixSync, error) {
 		return nil, &usageError{err: err}
 	}
 	if p.Config.Topics != len(o.syncTopics) {
-		return nil, usagef("node %s: inputs is %d, but --sync names %d topics", o.syncNode, p.Config.Topics, len(o.syncTopics))
+		return nil, usagef("node %s: inputs is %d, but --sync-topics names %d topics", o.syncNode, p.Config.Topics, len(o.syncTopics))
 	}
 	fs := &fixSync{topics: o.syncTopics, index: map[string]int{}, w: w, out: make([]*bag.Topic, len(o.syncTopics)),
 		inputs: make([]*bag.Topic, len(o.syncTopics))}
 	for i, t := range o.syncTopics {
 		if _, dup := fs.index[t]; dup {
-			return nil, usagef("--sync names %s twice", t)
+			return nil, usagef("--sync-topics names %s twice", t)
 		}
 		fs.index[t] = i
 	}

@@ -161,7 +161,7 @@ func TestBagFixPolicies(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := simBag(t, dir, "--streams", "imu,camera", "--duration", "5s")
 	st := filepath.Join(dir, "st")
-	_, errOut, code := runCmd(t, "", "bag", "fix", in, st, "--apply", "/imu/data_raw=timestamp_estimator", "--policy", "sensor-time")
+	_, errOut, code := runCmd(t, "", "bag", "fix", in, st, "--apply", "/imu/data_raw=timestamp_estimator", "--time-policy", "sensor-time")
 	require.Equal(t, 0, code, errOut)
 	msgs, _ := readBag(t, st)
 	var prev stamp.Time
@@ -173,7 +173,7 @@ func TestBagFixPolicies(t *testing.T) {
 		}
 	}
 	rs := filepath.Join(dir, "rs")
-	_, errOut, code = runCmd(t, "", "bag", "fix", in, rs, "--apply", "/camera/image_raw=offset:-0.010", "--policy", "restamp")
+	_, errOut, code = runCmd(t, "", "bag", "fix", in, rs, "--apply", "/camera/image_raw=offset:-0.010", "--time-policy", "restamp")
 	require.Equal(t, 0, code, errOut)
 	msgs, _ = readBag(t, rs)
 	n := 0
@@ -265,7 +265,7 @@ func TestBagFixSync(t *testing.T) {
 	pf := filepath.Join(dir, "p.yaml")
 	require.NoError(t, os.WriteFile(pf, []byte("/synchronizer:\n  ros__parameters:\n    inputs: 2\n    queue_size: 20\n"), 0o644))
 	_, errOut, code := runCmd(t, "", "bag", "fix", in, out, "--params", pf, "--apply", "/imu/data_raw=timestamp_estimator",
-		"--sync", "/imu/data_raw,/camera/image_raw")
+		"--sync-topics", "/imu/data_raw,/camera/image_raw")
 	require.Equal(t, 0, code, errOut)
 	msgs, b := readBag(t, out)
 	counts := map[string]int{}
@@ -421,7 +421,7 @@ func TestBagReport(t *testing.T) {
 	in, truth := simBag(t, dir, "--streams", "imu,camera,lidar", "--duration", "20s")
 	js := filepath.Join(dir, "r.json")
 	html := filepath.Join(dir, "r.html")
-	out, errOut, code := runCmd(t, "", "bag", "report", in, "--json", js, "--html", html)
+	out, errOut, code := runCmd(t, "", "bag", "report", in, "--json-out", js, "--html", html)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "/imu/data_raw")
 	require.Contains(t, out, "suggested synchronizer parameters")
@@ -523,7 +523,7 @@ func TestBagReportJobs(t *testing.T) {
 		require.Equal(t, 0, code, errOut)
 		bags = append(bags, p)
 	}
-	args := append([]string{"bag", "report", "--jobs", "3", "--html", filepath.Join(dir, "html"), "--json", filepath.Join(dir, "json")}, bags...)
+	args := append([]string{"bag", "report", "--jobs", "3", "--html", filepath.Join(dir, "html"), "--json-out", filepath.Join(dir, "json")}, bags...)
 	out, errOut, code := runCmd(t, "", args...)
 	require.Equal(t, 0, code, errOut)
 	i0, i1, i2 := strings.Index(out, "b0 (mcap"), strings.Index(out, "b1 (mcap"), strings.Index(out, "b2 (mcap")

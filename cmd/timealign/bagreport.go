@@ -32,8 +32,8 @@ clock_sync (and where estimates are worse than the stamps, where and why).
 
 --html FILE writes one self-contained page (a summary of every topic's
 verdict, then per topic its verdict, figures and SVG plots; readable
-offline); --json FILE everything as JSON. With several bags,
---html and --json name directories that get one <bag>.html / <bag>.json
+offline); --json-out FILE everything as JSON. With several bags,
+--html and --json-out name directories that get one <bag>.html / <bag>.json
 each, and --jobs bags are analysed at once.
 
 A recording that was cut off (its recorder killed, a crash, a power cut)
@@ -59,13 +59,17 @@ func runBagReport(e *env, args []string) error {
 	topics := fs.String("topics", "", "comma-separated topics to analyse (default: all)")
 	syncTopics := fs.String("sync-topics", "", "comma-separated topics to match with ApproximateTime (default: the host-stamped Header topics, up to 6)")
 	htmlOut := fs.String("html", "", "write the report as a self-contained HTML page with plots")
-	jsonOut := fs.String("json", "", "write the report as JSON")
+	jsonOut := fs.String("json-out", "", "write the report as JSON to this file")
 	jobs := fs.Int("jobs", defaultJobs(), "bags analysed in parallel")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	quiet := fs.Bool("quiet", false, quietUsage)
+	deprecate(e, fs, "json", "json-out")
 	fs.DurationVar(&cfg.Estimator.Window, "window", cfg.Estimator.Window, "estimator window (as timestamp_estimator's window_sec)")
 	fs.IntVar(&cfg.Sync.QueueSize, "queue-size", cfg.Sync.QueueSize, "ApproximateTime queue size for the analysis")
 	fs.Float64Var(&cfg.Sync.AgePenalty, "age-penalty", cfg.Sync.AgePenalty, "ApproximateTime age penalty for the analysis")
 	fs.DurationVar(&cfg.Sync.MaxInterval, "max-interval", 0, "ApproximateTime max interval for the analysis (0: none)")
+	var rng timeRange
+	fs.Var(&rng.start, "start", startUsage)
+	fs.Var(&rng.end, "end", endUsage)
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -86,7 +90,7 @@ func runBagReport(e *env, args []string) error {
 	if *syncTopics != "" {
 		o.cfg.SyncTopics = splitList(*syncTopics)
 	}
-	for _, p := range []struct{ flag, path string }{{"--html", *htmlOut}, {"--json", *jsonOut}} {
+	for _, p := range []struct{ flag, path string }{{"--html", *htmlOut}, {"--json-out", *jsonOut}} {
 		if p.path == "-" {
 			return usagef("%s names a file (the table goes to standard output)", p.flag)
 		}
@@ -98,11 +102,20 @@ func runBagReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, b := range bags {
+		b.TempDir = e.bagTemp
+		if err := rng.apply(b); err != nil {
+			return err
+		}
+		if n := rng.note(b); n != "" && !e.noProgress {
+			fmt.Fprintf(e.stderr, "timealign bag report: %s\n", n)
+		}
+	}
 	if o.multi {
 		for _, d := range []string{o.html, o.json} {
 			if d != "" && !isStdio(d) {
 				if err := os.MkdirAll(d, 0o755); err != nil {
-					return fmt.Errorf("with several bags, --html and --json name directories: %w", err)
+					return fmt.Errorf("with several bags, --html and --json-out name directories: %w", err)
 				}
 			}
 		}
@@ -344,7 +357,7 @@ func reportBag(e *env, b *bag.Bag, o reportOpts, w io.Writer, single bool) error
 		writers = append(writers, func(w io.Writer) error { return rep.WritePage(w, pg) })
 	}
 	if jsonPath != "" {
-		specs = append(specs, outSpec{"--json", jsonPath})
+		specs = append(specs, outSpec{"--json-out", jsonPath})
 		writers = append(writers, func(w io.Writer) error {
 			return writeStatusJSON(w, struct {
 				*report.Report

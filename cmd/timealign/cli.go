@@ -16,6 +16,9 @@ import (
 	"github.com/timealign/timealign/pkg/cfgerr"
 )
 
+// quietUsage is what --quiet means in every command.
+const quietUsage = "nothing on standard error but warnings and errors: no progress bar, no summary"
+
 // errHelp is returned when the user asked for -help: exit status 0.
 var errHelp = errors.New("help requested")
 
@@ -30,26 +33,169 @@ func usagef(format string, args ...any) error {
 }
 
 // newFlags returns a FlagSet for a command whose help text shows synopsis
-// and doc (the input and output formats) above the flags.
+// and doc (the input and output formats) above the flags, and the
+// command's exit statuses below them.
 func newFlags(e *env, name, synopsis, doc string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: timealign %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(doc))
-		hasFlags := false
-		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
-		if hasFlags {
-			fmt.Fprintf(w, "\nFlags:\n")
-			fs.PrintDefaults()
-		}
+		printFlags(w, fs)
+		fmt.Fprintf(w, "\nExit status:\n%s", exitStatusDoc(name))
+	}
+	if e.onFlags != nil {
+		e.onFlags(fs)
 	}
 	return fs
 }
 
+// exitStatusDoc lists a command's exit statuses for its help.
+func exitStatusDoc(name string) string {
+	one := "bad data or an I/O failure"
+	switch name {
+	case "bag info", "bag report", "bag fix", "bag cat":
+		one += ", or a bag cut off where messages were lost (everything readable is still processed)"
+	case "mav align", "mav merge":
+		one += ", or logs with no source of time"
+	}
+	return fmt.Sprintf("  0    success\n  1    %s\n  2    bad command line\n  130  interrupted (SIGINT, SIGTERM)\n", one)
+}
+
+// printFlags lists the flags of fs as --name (the flag package's
+// PrintDefaults writes -name), then the deprecated spellings.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var flags, old []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(*deprecatedValue); ok {
+			old = append(old, f)
+		} else {
+			flags = append(flags, f)
+		}
+	})
+	if len(flags) > 0 {
+		fmt.Fprintf(w, "\nFlags:\n")
+	}
+	for _, f := range flags {
+		kind, usage := flag.UnquoteUsage(f)
+		if _, ok := flagValue(f).(time.Duration); ok {
+			kind = "duration"
+		}
+		switch f.Value.(type) {
+		case *timeBound:
+			kind = "time"
+		case *durationList:
+			kind = "D,D,..."
+		case *intList:
+			kind = "N,N,..."
+		}
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		fmt.Fprintf(w, "%s\n        %s", line, strings.ReplaceAll(usage, "\n", "\n        "))
+		switch f.DefValue {
+		case "", "0", "false", "0s", "0.0", "[]":
+		default:
+			if !strings.Contains(usage, "(default") {
+				if _, ok := flagValue(f).(string); ok {
+					fmt.Fprintf(w, " (default %q)", f.DefValue)
+				} else {
+					fmt.Fprintf(w, " (default %s)", f.DefValue)
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(old) > 0 {
+		fmt.Fprintf(w, "\nDeprecated spellings (they work until the next release):\n")
+		for _, f := range old {
+			fmt.Fprintf(w, "  --%s: use --%s\n", f.Name, f.Value.(*deprecatedValue).name)
+		}
+	}
+}
+
+// flagValue returns the value a flag holds (nil for a Value that is not a
+// flag.Getter).
+func flagValue(f *flag.Flag) any {
+	if g, ok := f.Value.(flag.Getter); ok {
+		return g.Get()
+	}
+	return nil
+}
+
+// deprecatedValue is an old spelling of a flag: setting it sets the flag
+// that replaces it and says so on standard error.
+type deprecatedValue struct {
+	fs   *flag.FlagSet
+	old  string
+	name string // the flag that replaces it
+	warn io.Writer
+}
+
+func (d *deprecatedValue) String() string {
+	if d == nil || d.fs == nil {
+		return ""
+	}
+	return d.fs.Lookup(d.name).Value.String()
+}
+
+func (d *deprecatedValue) Set(v string) error {
+	fmt.Fprintf(d.warn, "timealign %s: --%s is deprecated and goes in the next release: use --%s\n", d.fs.Name(), d.old, d.name)
+	return d.fs.Set(d.name, v)
+}
+
+func (d *deprecatedValue) IsBoolFlag() bool {
+	b, ok := d.fs.Lookup(d.name).Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// deprecate keeps old working as a spelling of the flag name for one
+// release, with a deprecation line on standard error when it is used.
+func deprecate(e *env, fs *flag.FlagSet, old, name string) {
+	if fs.Lookup(name) == nil {
+		panic("deprecate: no flag " + name)
+	}
+	fs.Var(&deprecatedValue{fs: fs, old: old, name: name, warn: e.stderr}, old, "deprecated: use --"+name)
+}
+
+// durationValue is a duration flag whose error for a plain number asks for
+// a unit.
+type durationValue struct{ flag.Value }
+
+func (d durationValue) Set(v string) error {
+	if err := d.Value.Set(v); err != nil {
+		return durationError(v)
+	}
+	return nil
+}
+
+func (d durationValue) Get() any { return d.Value.(flag.Getter).Get() }
+
+// durationError explains a value that is not a Go duration.
+func durationError(v string) error {
+	v = strings.TrimSpace(v)
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return fmt.Errorf("%q has no unit: give a unit, e.g. %ss or %sms", v, v, v)
+	}
+	return fmt.Errorf("%q is not a duration (examples: 10ms, 1.5s, 250us)", v)
+}
+
+// flagSyntax rewrites the flag package's messages to the --flag spelling
+// the help and the documentation use.
+var flagSyntax = strings.NewReplacer("for flag -", "for flag --", "for -", "for --",
+	"not defined: -", "not defined: --", "needs an argument: -", "needs an argument: --")
+
 // parseFlags parses args, mapping -help to errHelp (after printing usage to
 // stdout) and other flag errors to usage errors.
 func parseFlags(e *env, fs *flag.FlagSet, args []string) error {
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := flagValue(f).(time.Duration); ok {
+			if _, wrapped := f.Value.(durationValue); !wrapped {
+				f.Value = durationValue{f.Value}
+			}
+		}
+	})
 	fs.SetOutput(io.Discard)
 	err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -59,7 +205,7 @@ func parseFlags(e *env, fs *flag.FlagSet, args []string) error {
 	}
 	fs.SetOutput(e.stderr)
 	if err != nil {
-		return &usageError{err: err}
+		return &usageError{err: errors.New(flagSyntax.Replace(err.Error()))}
 	}
 	return nil
 }
@@ -103,7 +249,7 @@ func (d *durationList) Set(v string) error {
 	for _, f := range strings.Split(v, ",") {
 		x, err := time.ParseDuration(strings.TrimSpace(f))
 		if err != nil {
-			return fmt.Errorf("%q is not a duration (examples: 10ms, 1.5s, 250us)", f)
+			return durationError(f)
 		}
 		*d = append(*d, x)
 	}
@@ -199,4 +345,70 @@ func writeStatusJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// flagMeaning is the one meaning of a flag name across the commands.
+type flagMeaning struct {
+	kind    string // what flagKind gives for its value
+	meaning string
+}
+
+// flagGlossary gives the one meaning of every flag name that more than one
+// command uses: the same name means the same thing everywhere
+// (TestFlagGrammar holds every command's flags to it). Lists of topic
+// names are --topics, counts are named as counts (--num-topics), a time
+// window is --window and a window of samples --window-samples, a boolean is
+// never also a duration; --overwrite replaces an existing output,
+// --allow-mismatch accepts logs that do not belong together.
+func flagGlossary() map[string]flagMeaning {
+	return map[string]flagMeaning{
+		"out":            {"string", "the output file (standard output when not given, where a command allows it)"},
+		"status":         {"string", "write the final status as JSON to this file"},
+		"drops":          {"string", "write every dropped message to this CSV file"},
+		"quiet":          {"bool", quietUsage},
+		"json":           {"bool", "write JSON instead of text"},
+		"overwrite":      {"bool", "replace an existing output bag (an output file is always replaced)"},
+		"allow-mismatch": {"bool", "accept logs that do not belong together"},
+		"compression":    {"string", "MCAP chunk compression: zstd, lz4 or none"},
+		"storage":        {"string", "storage format of an output bag: mcap or sqlite3"},
+		"format":         {"string", "the output's format (each command lists its formats)"},
+		"jobs":           {"int", "inputs processed in parallel"},
+		"period":         {"duration", "the stream's sampling period"},
+		"tick-bits":      {"int", "width of a device's tick counter in bits"},
+		"tick-period":    {"duration", "duration of one device clock tick"},
+		"index-bits":     {"int", "width of the sensor's sample counter in bits"},
+		"max-skew-ppm":   {"float64", "largest rate difference between two clocks, ppm"},
+		"window":         {"duration", "a time window (the estimator's: receive time spanned by the fit)"},
+		"window-samples": {"int", "a window counted in samples"},
+		"reorder-window": {"duration", "how far back in time a record may come and still be put in order"},
+		"topics":         {"string", "comma-separated topic names"},
+		"num-topics":     {"int", "number of topics"},
+		"sync-topics":    {"string", "comma-separated topic names to match with a synchronizer policy"},
+		"queue-size":     {"int", "the synchronizer's queue size"},
+		"age-penalty":    {"float64", "ApproximateTime's age penalty"},
+		"max-interval":   {"duration", "ApproximateTime's max interval (0: none)"},
+		"report":         {"string", "write an HTML timing report to this file"},
+		"html":           {"string", "write an HTML report to this file"},
+		"start":          {"string", "start of the time range read: absolute ns, or a duration after the start"},
+		"end":            {"string", "end of the time range read: absolute ns, or a duration after the start"},
+		"sysid":          {"int", "MAVLink system id of the autopilot"},
+		"compid":         {"int", "MAVLink component id of the autopilot"},
+		"source":         {"string", "the time source that wins"},
+		"max-latency":    {"duration", "largest delay of a consistent message"},
+		"tolerance":      {"duration", "added to the uncertainties before two sources disagree"},
+		"ignore-crc":     {"bool", "decode frames with a wrong checksum when the next record is sound"},
+	}
+}
+
+// flagKind names the type of a flag's value: bool, int, string, duration,
+// ..., or the Go type of a Value that is no flag.Getter.
+func flagKind(f *flag.Flag) string {
+	switch v := flagValue(f).(type) {
+	case nil:
+		return fmt.Sprintf("%T", f.Value)
+	case time.Duration:
+		return "duration"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
 }

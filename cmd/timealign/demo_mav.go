@@ -102,7 +102,7 @@ func demoMav(w io.Writer) error {
 			fmt.Fprintf(w, "  %s %s\n", map[int]string{1: "+", -1: "✗"}[ev.Verdict], ev.Detail)
 		}
 	}
-	fmt.Fprintf(w, "mav merge refuses it (belongs: %s) unless --force.\n", res3.Bins[0].Belongs)
+	fmt.Fprintf(w, "mav merge refuses it (belongs: %s) unless --allow-mismatch.\n", res3.Bins[0].Belongs)
 	return nil
 }
 

@@ -105,6 +105,8 @@ func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer
 	if err != nil {
 		return 0, err
 	}
+	// On an error the rows still buffered are not written: input that
+	// fails on an early line leaves nothing on standard output.
 	cw := csvio.NewWriter(w, "stamp_ns", "estimate_ns")
 	for {
 		row, err := r.Next()
@@ -112,17 +114,17 @@ func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer
 			return maxIndex, cw.Flush()
 		}
 		if err != nil {
-			return maxIndex, errors.Join(err, cw.Flush())
+			return maxIndex, err
 		}
 		switch ev := row.String(0); ev {
 		case "sample":
 			t, err := row.Stamp(1)
 			if err != nil {
-				return maxIndex, errors.Join(err, cw.Flush())
+				return maxIndex, err
 			}
 			idx, hasIdx, err := row.OptUint(2)
 			if err != nil {
-				return maxIndex, errors.Join(err, cw.Flush())
+				return maxIndex, err
 			}
 			var estimate stamp.Time
 			if hasIdx {
@@ -143,15 +145,15 @@ func estimateStream(est *tsest.Estimator, in io.Reader, name string, w io.Writer
 		case "reference":
 			t, err := row.Stamp(1)
 			if err != nil {
-				return maxIndex, errors.Join(err, cw.Flush())
+				return maxIndex, err
 			}
 			if err := est.UpdateReference(t); err != nil && !errors.Is(err, tsest.ErrReference) {
-				return maxIndex, errors.Join(row.Errorf(1, "%v", err), cw.Flush())
+				return maxIndex, row.Errorf(1, "%v", err)
 			} // a rejected reference is counted in the status
 		case "reset":
 			est.Reset()
 		default:
-			return maxIndex, errors.Join(row.Errorf(0, "unknown event %q (want sample, loss, reference or reset)", ev), cw.Flush())
+			return maxIndex, row.Errorf(0, "unknown event %q (want sample, loss, reference or reset)", ev)
 		}
 	}
 }

@@ -252,7 +252,7 @@ func TestSignals(t *testing.T) {
 			args  []string
 			input string // written to standard input, which stays open
 		}{
-			{"sync waiting for input", []string{"sync", "--topics", "2", "--out"}, "topic,stamp_ns\n0,1\n"},
+			{"sync waiting for input", []string{"sync", "--num-topics", "2", "--out"}, "topic,stamp_ns\n0,1\n"},
 			{"pll waiting for input", []string{"pll", "--status", "st.json", "--out"}, "receive_ns,ticks\n"},
 			{"simulate writing", []string{"simulate", "--duration", "10000h", "--truth", "truth.csv", "--out"}, ""},
 		} {

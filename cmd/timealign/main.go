@@ -13,14 +13,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
+	gosync "sync"
 	"syscall"
 
 	"golang.org/x/term"
@@ -45,6 +48,17 @@ type env struct {
 	// stderrIsTerminal: progress bars are drawn (after a second of work);
 	// noProgress turns them off (--quiet).
 	stderrIsTerminal, noProgress bool
+	// stdoutWritten, when set, stops standard output and returns the rows
+	// and bytes written to it.
+	stdoutWritten func() (rows, n int64)
+	// subcommand is the running subcommand ("bag fix"), "" if none.
+	subcommand string
+	// bagTemp is the temporary directory of a bag command (removed on a
+	// signal), where SQLite files with a write-ahead log are copied.
+	bagTemp string
+	// onFlags, when set, is given every flag set a command makes (the
+	// tests walk them).
+	onFlags func(*flag.FlagSet)
 }
 
 // command is one subcommand.
@@ -80,7 +94,9 @@ const (
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout := &errWriter{w: os.Stdout}
-	e := &env{ctx: ctx, stdin: os.Stdin, stdout: &ctxWriter{ctx: ctx, w: stdout}, stderr: os.Stderr, temps: newTemps(),
+	counted := &countWriter{w: stdout}
+	e := &env{ctx: ctx, stdin: os.Stdin, stdout: &ctxWriter{ctx: ctx, w: counted}, stderr: os.Stderr, temps: newTemps(),
+		stdoutWritten: counted.stop,
 		stdinStat: func() fs.FileInfo {
 			fi, err := os.Stdin.Stat()
 			if err != nil {
@@ -107,10 +123,50 @@ func main() {
 		// reading a terminal or a pipe): no temporary output survives, and
 		// no output file is renamed into place after this.
 		cancel()
+		rows, n := counted.stop()
 		e.temps.removeAll()
-		fmt.Fprintf(os.Stderr, "timealign: interrupted (%v); no output file written\n", sig)
+		fmt.Fprintf(os.Stderr, "timealign: interrupted (%v); %sno output file written\n", sig, stdoutSaid(rows, n))
 		os.Exit(exitInterrupted)
 	}
+}
+
+// countWriter counts the rows (newlines) and bytes written to standard
+// output, until stop: an interrupted command says how much of its output
+// went there, exactly.
+type countWriter struct {
+	mu      gosync.Mutex
+	w       io.Writer
+	rows, n int64
+	stopped bool
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return 0, context.Canceled
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.rows += int64(bytes.Count(p[:n], []byte{'\n'}))
+	return n, err
+}
+
+// stop refuses every later write and returns the rows and bytes written.
+func (c *countWriter) stop() (rows, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	return c.rows, c.n
+}
+
+// stdoutSaid words what an interrupted command wrote to standard output
+// ("" if nothing).
+func stdoutSaid(rows, n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("output to standard output stopped after %d rows (%s); ", rows, humanSize(n))
 }
 
 // errWriter remembers the first write error (a full disk, a closed pipe),
@@ -161,18 +217,51 @@ func run(e *env, args []string) int {
 	return exitUsage
 }
 
+// cmdName returns the running subcommand's name, or name.
+func (e *env) cmdName(name string) string {
+	if e.subcommand != "" {
+		return e.subcommand
+	}
+	return name
+}
+
+// subcommandError is an error of a subcommand ("bag fix"), which names it.
+type subcommandError struct {
+	name string
+	err  error
+}
+
+func (s *subcommandError) Error() string { return s.err.Error() }
+func (s *subcommandError) Unwrap() error { return s.err }
+
+// inSubcommand marks err as an error of the subcommand name.
+func inSubcommand(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &subcommandError{name: name, err: err}
+}
+
 func exitCode(e *env, name string, err error) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}
+	var se *subcommandError
+	if errors.As(err, &se) {
+		name = se.name
+	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintf(e.stderr, "timealign %s: interrupted; no output file written\n", name)
+		said := ""
+		if e.stdoutWritten != nil {
+			said = stdoutSaid(e.stdoutWritten())
+		}
+		fmt.Fprintf(e.stderr, "timealign %s: interrupted; %sno output file written\n", name, said)
 		return exitInterrupted
 	}
 	fmt.Fprintf(e.stderr, "timealign %s: %s\n", name, cutMessage(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(e.stderr, "Run 'timealign %s -help' for usage.\n", name)
+		fmt.Fprintf(e.stderr, "Run 'timealign %s --help' for usage.\n", name)
 		return exitUsage
 	}
 	return exitFailure
@@ -184,7 +273,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'timealign <command> -help' for a command's flags and formats.\n")
+	fmt.Fprintf(w, "\nRun 'timealign <command> --help' for a command's flags and formats.\n")
 	fmt.Fprintf(w, "Exit status: 0 success, 1 bad data or I/O failure, 2 bad command line, 130 interrupted.\n")
 }
 

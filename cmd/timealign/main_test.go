@@ -42,11 +42,11 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, "Usage:"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"simulate", "--count", "abc"}, `invalid value "abc" for flag -count`},
-		{[]string{"simulate", "--nope"}, "flag provided but not defined: -nope"},
+		{[]string{"simulate", "--count", "abc"}, `invalid value "abc" for flag --count`},
+		{[]string{"simulate", "--nope"}, "flag provided but not defined: --nope"},
 		{[]string{"simulate", "--format", "xml"}, `--format is "xml"`},
 		{[]string{"simulate", "--preset", "radar"}, `unknown preset "radar"`},
-		{[]string{"simulate", "--period", "fast"}, `invalid value "fast" for flag -period`},
+		{[]string{"simulate", "--period", "fast"}, `invalid value "fast" for flag --period`},
 		{[]string{"simulate", "--host-step", "10s"}, "is not AT:BY"},
 		{[]string{"simulate", "--count", "0"}, "--count is 0 and so is --duration"},
 		{[]string{"simulate", "--count", "5", "--duration", "1s"}, "give --count or --duration, not both"},
@@ -149,7 +149,7 @@ func TestFlagsAfterInput(t *testing.T) {
 	require.Contains(t, errOut, `want at most one input file, got 2 arguments: ["`+in+`" "--out"]`)
 	_, errOut, code = runCmd(t, "", "pll", in, "--bogus")
 	require.Equal(t, 2, code)
-	require.Contains(t, errOut, "flag provided but not defined: -bogus")
+	require.Contains(t, errOut, "flag provided but not defined: --bogus")
 }
 
 // TestPara: demo prose wraps at demoWidth and never between a number and

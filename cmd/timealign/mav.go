@@ -33,23 +33,26 @@ Subcommands:
                                Foxglove) or CSV; --report F.html adds a timing
                                report
 
-Run 'timealign mav <subcommand> -help' for its flags.`
+Run 'timealign mav <subcommand> --help' for its flags and exit statuses.
+
+Exit status: 0 success, 1 bad data or I/O failure, 2 bad command line,
+130 interrupted.`
 
 func runMav(e *env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprintf(e.stderr, "Usage: timealign mav align|merge [flags] TLOG [BIN...]\n%s\n", mavDoc)
-		return usagef("mav needs a subcommand: align or merge")
+		return usagef("a subcommand is needed: align or merge")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintf(e.stdout, "Usage: timealign mav align|merge [flags] TLOG [BIN...]\n%s\n", mavDoc)
 		return errHelp
 	case "align":
-		return runMavAlign(e, args[1:])
+		return inSubcommand("mav align", runMavAlign(e, args[1:]))
 	case "merge":
-		return runMavMerge(e, args[1:])
+		return inSubcommand("mav merge", runMavMerge(e, args[1:]))
 	}
-	return usagef("mav: unknown subcommand %q (want align or merge)", cut(args[0]))
+	return usagef("unknown subcommand %q (want align or merge)", cut(args[0]))
 }
 
 const mavAlignDoc = `
@@ -96,7 +99,7 @@ func (m *mavFlags) add(fs *flag.FlagSet) {
 	fs.IntVar(&m.cfg.SystemID, "sysid", 0, "system id of the autopilot in the tlog (default: the one whose HEARTBEAT says autopilot)")
 	fs.IntVar(&m.cfg.ComponentID, "compid", 0, "component id of the autopilot (default: found from the log)")
 	fs.StringVar(&m.source, "source", "", "source that wins where it has an answer: tlog, system_time, gps_input or gps (default: in that order)")
-	fs.IntVar(&m.cfg.Window, "window", m.cfg.Window, "samples each estimate fits at a time")
+	fs.IntVar(&m.cfg.Window, "window-samples", m.cfg.Window, "samples each estimate fits at a time")
 	fs.DurationVar(&m.cfg.MaxLatency, "max-latency", m.cfg.MaxLatency, "largest delay of a consistent message; a run of later ones is a clock step")
 	fs.Float64Var(&m.cfg.MaxSkewPPM, "max-skew-ppm", m.cfg.MaxSkewPPM, "largest rate difference between two clocks, ppm")
 	fs.DurationVar(&m.cfg.Tolerance, "tolerance", m.cfg.Tolerance, "added to the uncertainties before two sources disagree")
@@ -113,7 +116,7 @@ func (m *mavFlags) config(fs *flag.FlagSet) (mav.Config, error) {
 		m.cfg.Prefer = s
 	}
 	if err := m.cfg.Validate(); err != nil {
-		return m.cfg, configError(fs, err, map[string]string{"SystemID": "sysid", "ComponentID": "compid", "Prefer": "source"})
+		return m.cfg, configError(fs, err, map[string]string{"SystemID": "sysid", "ComponentID": "compid", "Prefer": "source", "Window": "window-samples"})
 	}
 	return m.cfg, nil
 }
@@ -125,7 +128,8 @@ func runMavAlign(e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "write the result as JSON (offsets in integer µs) instead of text")
 	out := fs.String("out", "", "output file (default standard output)")
 	report := fs.String("report", "", "write an HTML timing report to this file")
-	quiet := fs.Bool("quiet", false, "no progress bar and no summary of skipped input on standard error")
+	quiet := fs.Bool("quiet", false, quietUsage)
+	deprecate(e, fs, "window", "window-samples")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}

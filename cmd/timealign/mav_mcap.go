@@ -40,6 +40,7 @@ type mcapWriter struct {
 	// writing one cache line per message slow each other down.
 	seq     []uint32
 	written []bool
+	fixBuf  []byte // a LocationFix's JSON
 	n       int
 	pending chan *chunkJob
 	jobs    chan *chunkJob
@@ -194,6 +195,30 @@ func (m *mcapWriter) write(it *mergeItem) error {
 		return m.err
 	}
 	c := it.ref.ch
+	if err := m.writeMessage(c.id, c.schema, c.data, c.topic, uint64(it.t), uint64(it.pub), it.data()); err != nil {
+		return err
+	}
+	if it.fix != 0 {
+		if fix, ok := locationFix(m.fixBuf[:0], fixKind(it.ref), it.t, it.data()); ok {
+			m.fixBuf = fix
+			topic := c.topic
+			if it.inst >= 0 {
+				topic = fmt.Sprintf("%s[%d]", topic, it.inst)
+			}
+			return m.writeMessage(it.fix, "foxglove.LocationFix", locationFixSchema, topic+"/fix", uint64(it.t), uint64(it.t), fix)
+		}
+	}
+	return nil
+}
+
+// writeMessage adds a message of channel id to the chunk, with the
+// channel's schema and channel records before its first message.
+func (m *mcapWriter) writeMessage(id uint16, schema string, schemaData []byte, topic string, t, p uint64, data []byte) error {
+	c := struct {
+		id            uint16
+		schema, topic string
+		data          []byte
+	}{id, schema, topic, schemaData}
 	for int(c.id) >= len(m.idx) {
 		m.idx = append(m.idx, nil)
 		m.count = append(m.count, 0)
@@ -223,7 +248,6 @@ func (m *mcapWriter) write(it *mergeItem) error {
 	}
 	m.seq[c.id]++
 	seq := m.seq[c.id]
-	t, p := uint64(it.t), uint64(it.pub)
 	idx := m.idx[c.id]
 	if idx == nil {
 		idx = &mcap.MessageIndex{ChannelID: c.id}
@@ -233,7 +257,6 @@ func (m *mcapWriter) write(it *mergeItem) error {
 		m.order = append(m.order, c.id)
 	}
 	idx.Add(t, uint64(len(m.buf)))
-	data := it.data()
 	m.buf = putRecord(m.buf, mcap.OpMessage, 2+4+8+8+len(data))
 	m.buf = binary.LittleEndian.AppendUint16(m.buf, c.id)
 	m.buf = binary.LittleEndian.AppendUint32(m.buf, seq)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -36,13 +38,20 @@ Output (--format, or --out's extension):
         the same clock, for messages that carry time_boot_ms (else the
         log_time); chunks compressed with --compression
   csv   log_time_ns,publish_time_ns,topic,boot_us,data: data is the message
-        as a JSON object, boot_us the autopilot's boot time (empty if none)
+        as a JSON object, boot_us the autopilot's boot time (empty if none);
+        then one column per field of every topic, <topic>/<field>, which
+        a row fills for its topic (PlotJuggler's CSV import plots them)
+
+GPS positions (BIN GPS, GLOBAL_POSITION_INT, GPS_RAW_INT, GPS_INPUT) are
+also written to the MCAP as foxglove.LocationFix on <topic>/fix, so that
+Foxglove's map shows the track.
 
 Logs that do not belong together (another vehicle, firmware or boot: see
-mav align) are refused unless --force. Records arrive in nearly the right
-order; --reorder is how far back in time one may come and still be put in
+mav align) are refused unless --allow-mismatch. Records arrive in nearly the right
+order; --reorder-window is how far back in time one may come and still be put in
 order (memory holds that much of the stream); later ones are written where
-they arrive and counted. --report FILE.html writes a timing report:
+they arrive and counted. --types ATT,GPS,... writes only those message
+types (BIN or MAVLink names). --report FILE.html writes a timing report:
 every source's offset, the tlog's latencies over time and their
 histograms, the merged topics.`
 
@@ -53,10 +62,15 @@ func runMavMerge(e *env, args []string) error {
 	out := fs.String("out", "", "output file, .mcap or .csv (required)")
 	format := fs.String("format", "", "mcap or csv (default: from --out's extension)")
 	report := fs.String("report", "", "write an HTML timing report to this file")
-	force := fs.Bool("force", false, "merge logs that do not belong together")
+	force := fs.Bool("allow-mismatch", false, "merge logs that do not belong together (a BIN of another vehicle, board or boot)")
 	compression := fs.String("compression", "lz4", "mcap: chunk compression, lz4 (fast), zstd (smaller) or none")
-	reorder := fs.Duration("reorder", 2*time.Second, "how late a record may come and still be put in time order")
-	quiet := fs.Bool("quiet", false, "no progress bar and no summary on standard error")
+	reorder := fs.Duration("reorder-window", 2*time.Second, "how late a record may come and still be put in time order")
+	types := fs.String("types", "", "comma-separated message types to write, BIN (ATT, GPS) or MAVLink (ATTITUDE) names (default: all)")
+	quiet := fs.Bool("quiet", false, quietUsage)
+
+	deprecate(e, fs, "window", "window-samples")
+	deprecate(e, fs, "force", "allow-mismatch")
+	deprecate(e, fs, "reorder", "reorder-window")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -98,7 +112,7 @@ func runMavMerge(e *env, args []string) error {
 		return usagef("--compression: %s is not one (want zstd, lz4 or none)", cut(*compression))
 	}
 	if *reorder < 0 {
-		return usagef("--reorder is %v, want ≥ 0", *reorder)
+		return usagef("--reorder-window is %v, want ≥ 0", *reorder)
 	}
 	f, err := openInputs(e, fs.Args(), outSpec{"--out", *out}, outSpec{"--report", *report})
 	if err != nil {
@@ -122,19 +136,31 @@ func runMavMerge(e *env, args []string) error {
 	if *format == "mcap" {
 		w, err = newMCAPWriter(f.out(0), comp, run)
 	} else {
-		w = newCSVWriter(f.out(0))
+		w, err = newCSVWriter(f.out(0), f.e.temps)
 	}
 	if err != nil {
 		return err
 	}
 	defer w.abort()
 	m := &merger{run: run, w: w, reorder: *reorder, channels: map[string]*channel{}}
+	if *format == "mcap" {
+		m.fixes = map[fixKey]uint16{}
+	}
+	if *types != "" {
+		m.types, m.seenTypes = map[string]bool{}, map[string]bool{}
+		for _, t := range splitList(*types) {
+			m.types[t] = true
+		}
+	}
 	if f.asked(1) {
 		if m.stats, err = newMavTiming(); err != nil {
 			return err
 		}
 	}
 	if err := m.merge(f, pr); err != nil {
+		return err
+	}
+	if err := m.checkTypes(); err != nil {
 		return err
 	}
 	if err := w.close(); err != nil {
@@ -168,7 +194,7 @@ func checkBelongs(run *mavRun, force bool) error {
 					why = append(why, ev.Detail)
 				}
 			}
-			return fmt.Errorf("%s does not belong to %s: %s (--force merges it anyway)", run.bins[i], run.tlog, strings.Join(why, "; "))
+			return fmt.Errorf("%s does not belong to %s: %s (--allow-mismatch merges it anyway)", run.bins[i], run.tlog, strings.Join(why, "; "))
 		}
 		if r.BinEstimate(i, run.cfg.Prefer) == nil {
 			switch {
@@ -214,6 +240,9 @@ type chanRef struct {
 	f                *mav.Format // BIN records' format
 	inst             int         // offset in a BIN record's payload of its instance byte, −1 if none
 	ch               *channel
+	// keep is the merge loop's decision under --types: 0 not yet made,
+	// 1 written, 2 left out.
+	keep int8
 }
 
 // mergeItem is one message of the merged stream. Items live in the batch
@@ -226,7 +255,12 @@ type mergeItem struct {
 	// The message's bytes are own.json[off:off+n].
 	off, n uint32
 	inst   int16 // the BIN record's instance (mav.BinReader.InstanceColumn), −1 if none
-	own    *binBatch
+	// fix is the id of the channel of the item's position as a
+	// foxglove.LocationFix (GPS records and position messages; MCAP
+	// only), 0 if none. The merge loop sets it before the writer gets
+	// the item.
+	fix uint16
+	own *binBatch
 }
 
 func (it *mergeItem) data() []byte { return it.own.json[it.off : it.off+it.n : it.off+it.n] }
@@ -317,6 +351,14 @@ type merger struct {
 	nextID   uint16
 	stats    *mavTiming // the report's, or nil
 	out      *asyncWriter
+	// types are the message types --types keeps (nil: all); seenTypes
+	// every type met, and leftOut the messages of the others.
+	types     map[string]bool
+	seenTypes map[string]bool
+	leftOut   int64
+	// fixes, when set (MCAP), numbers the LocationFix channel of each
+	// position channel and instance.
+	fixes map[fixKey]uint16
 	// Counters.
 	written, late, noTime, clamped int64
 	last                           stamp.Time
@@ -399,6 +441,20 @@ func (m *merger) merge(f *files, pr *progress) error {
 }
 
 func (m *merger) emit(it *mergeItem) error {
+	if m.types != nil {
+		if it.ref.keep == 0 {
+			m.seenTypes[it.ref.name] = true
+			it.ref.keep = 2
+			if m.types[it.ref.name] {
+				it.ref.keep = 1
+			}
+		}
+		if it.ref.keep == 2 {
+			m.leftOut++
+			it.own.release(1)
+			return nil
+		}
+	}
 	if m.started && it.t < m.last {
 		m.late++
 	} else {
@@ -411,6 +467,16 @@ func (m *merger) emit(it *mergeItem) error {
 		}
 	}
 	c := it.ref.ch
+	if m.fixes != nil && fixKind(it.ref) != 0 {
+		k := fixKey{c.id, it.inst}
+		id, ok := m.fixes[k]
+		if !ok && m.nextID < 65535 {
+			m.nextID++
+			id = m.nextID
+			m.fixes[k] = id
+		}
+		it.fix = id
+	}
 	if c.count == 0 {
 		c.first = it.t
 	}
@@ -504,10 +570,30 @@ func columnNames(f *mav.Format) []string {
 	return s
 }
 
+// checkTypes refuses a --types name that matched no message: a typo would
+// otherwise leave a file without what was asked for.
+func (m *merger) checkTypes() error {
+	var missing []string
+	for t := range m.types {
+		if !m.seenTypes[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	have := slices.Sorted(maps.Keys(m.seenTypes))
+	return usagef("--types: no message of type %s in the logs (they hold %s)", strings.Join(missing, ", "), strings.Join(have, ", "))
+}
+
 func (m *merger) summary(e *env) {
 	var parts []string
+	if m.leftOut > 0 {
+		parts = append(parts, fmt.Sprintf("%d of other types than --types left out", m.leftOut))
+	}
 	if m.late > 0 {
-		parts = append(parts, fmt.Sprintf("%d came more than --reorder %v late and were written out of order", m.late, m.reorder))
+		parts = append(parts, fmt.Sprintf("%d came more than --reorder-window %v late and were written out of order", m.late, m.reorder))
 	}
 	if m.noTime > 0 {
 		parts = append(parts, fmt.Sprintf("%d BIN records without TimeUS took the time of the record before", m.noTime))
@@ -622,32 +708,57 @@ type mergeWriter interface {
 	abort()
 }
 
+// csvWriter writes the merged stream as CSV: the rows go to a spool file
+// first, since the per-field columns (one per field of every topic) are
+// known only once every topic has been met; close writes the header and
+// the rows with their field columns.
 type csvWriter struct {
-	w   *bufio.Writer
-	buf []byte
+	out   io.Writer
+	temps *temps
+	spool *os.File
+	w     *bufio.Writer // on spool
+	buf   []byte
+	chans map[*channel]*csvChan
+	order []*csvChan
 }
 
-func newCSVWriter(out io.Writer) *csvWriter {
-	w := &csvWriter{w: bufio.NewWriterSize(out, 1<<20)}
-	w.w.WriteString("log_time_ns,publish_time_ns,topic,boot_us,data\n")
-	return w
+func newCSVWriter(out io.Writer, t *temps) (*csvWriter, error) {
+	f, err := t.create("", "timealign-merge-*.spool")
+	if err != nil {
+		return nil, fmt.Errorf("the CSV's rows are spooled before its header: %w", err)
+	}
+	return &csvWriter{out: out, temps: t, spool: f, w: bufio.NewWriterSize(f, 1<<20), chans: map[*channel]*csvChan{}}, nil
 }
 
 func (c *csvWriter) write(it *mergeItem) error {
 	d := it.data()
-	topic := it.ref.ch.topic
-	// The row goes straight into the buffer's free space when it fits
-	// (Write then copies nothing): 3 stamps, the topic, d with its quotes
-	// doubled, and room for doubleQuotes' last word.
+	ch := it.ref.ch
+	cc := c.chans[ch]
+	if cc == nil {
+		if len(c.order) == 1<<16-1 {
+			return fmt.Errorf("more than %d topics", 1<<16-1)
+		}
+		cc = newCSVChan(uint16(len(c.order)), ch.topic, d)
+		c.chans[ch] = cc
+		c.order = append(c.order, cc)
+	}
+	topic := ch.topic
+	// The record goes straight into the buffer's free space when it fits
+	// (Write then copies nothing): its channel and lengths, 3 stamps, the
+	// topic, d with its quotes doubled, and room for doubleQuotes' last
+	// word; then d as it is.
 	b := c.w.AvailableBuffer()
 	own := false
-	if need := 3*20 + len(topic) + 2*len(d) + 16; cap(b) < need {
+	if need := 10 + 3*20 + len(topic) + 3*len(d) + 16; cap(b) < need {
 		b, own = slices.Grow(c.buf[:0], need), true
 	}
+	b = binary.LittleEndian.AppendUint16(b, cc.idx)
+	b = append(b, 0, 0, 0, 0) // the row's length
+	row := len(b)
 	b = strconv.AppendInt(b, int64(it.t), 10)
 	b = append(b, ',')
 	if it.pub == it.t {
-		b = append(b, b[:len(b)-1]...) // the same digits
+		b = append(b, b[row:len(b)-1]...) // the same digits
 	} else {
 		b = strconv.AppendInt(b, int64(it.pub), 10)
 	}
@@ -659,7 +770,10 @@ func (c *csvWriter) write(it *mergeItem) error {
 	}
 	b = append(b, ',', '"')
 	b = doubleQuotes(b, d)
-	b = append(b, '"', '\n')
+	b = append(b, '"')
+	binary.LittleEndian.PutUint32(b[row-4:], uint32(len(b)-row))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(d)))
+	b = append(b, d...)
 	if own {
 		c.buf = b[:0] // kept for the next row that does not fit
 	}
@@ -702,6 +816,10 @@ func doubleQuotes(b, d []byte) []byte {
 	return b[:n]
 }
 
-func (c *csvWriter) close() error { return c.w.Flush() }
-
-func (c *csvWriter) abort() {}
+func (c *csvWriter) abort() {
+	if c.spool != nil {
+		c.spool.Close()
+		c.temps.remove(c.spool.Name())
+		c.spool = nil
+	}
+}

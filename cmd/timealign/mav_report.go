@@ -227,7 +227,7 @@ func writeMavReport(f *files, run *mavRun, m *merger, pr *progress) error {
 		}
 		ms.Text("%d messages on %d topics%s, in time order on the clock of the winning source.", m.written, len(m.channels), inst)
 		if m.late > 0 {
-			ms.Note(report.Warn, "%d messages came more than --reorder %v late and were written out of order.", m.late, m.reorder)
+			ms.Note(report.Warn, "%d messages came more than --reorder-window %v late and were written out of order.", m.late, m.reorder)
 		}
 	}
 	return rep.WritePage(f.out(1), pg)

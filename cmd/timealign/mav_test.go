@@ -285,16 +285,52 @@ func TestMavMergeCSV(t *testing.T) {
 	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 7, Duration: time.Minute})
 	out := filepath.Join(dir, "merged.csv")
 	rows := mergeCSV(t, "mav", "merge", tlog, bins[0], "--out", out)
-	require.Equal(t, []string{"log_time_ns", "publish_time_ns", "topic", "boot_us", "data"}, rows[0])
+	require.Equal(t, []string{"log_time_ns", "publish_time_ns", "topic", "boot_us", "data"}, rows[0][:5])
 	seen := map[string]bool{}
 	for _, r := range rows[1:] {
 		require.True(t, json.Valid([]byte(r[4])), r[4])
+		checkFieldColumns(t, rows[0], r)
 		seen[r[2]] = true
 		if r[2] == "/tlog/1/1/ATTITUDE" {
 			require.NotEmpty(t, r[3])
 		}
 	}
 	require.True(t, seen["/bin/ATT"] && seen["/tlog/1/1/ATTITUDE"] && seen["/tlog/255/190/HEARTBEAT"])
+}
+
+// checkFieldColumns: a merged CSV row holds each field of its message's
+// JSON (data) in the column <topic>/<field>, as written in the JSON (a
+// string as its text, null empty), and nothing in other topics' columns.
+func checkFieldColumns(t *testing.T, header, r []string) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(r[4]))
+	dec.UseNumber()
+	var fields map[string]any
+	require.NoError(t, dec.Decode(&fields))
+	n := 0
+	for i := 5; i < len(header); i++ {
+		field, ok := strings.CutPrefix(header[i], r[2]+"/")
+		if !ok || strings.Contains(field, "/") {
+			require.Empty(t, r[i], "%s in a row of %s", header[i], r[2])
+			continue
+		}
+		v, has := fields[field]
+		require.True(t, has, "%s: %s", header[i], r[4])
+		n++
+		switch x := v.(type) {
+		case nil:
+			require.Empty(t, r[i])
+		case json.Number:
+			require.Equal(t, x.String(), r[i], header[i])
+		case string:
+			require.Equal(t, x, r[i], header[i])
+		default:
+			b, err := json.Marshal(x)
+			require.NoError(t, err)
+			require.JSONEq(t, string(b), r[i], header[i])
+		}
+	}
+	require.Equal(t, len(fields), n, "every field of %s has its column", r[2])
 }
 
 func TestMavMergeRefuses(t *testing.T) {
@@ -308,7 +344,7 @@ func TestMavMergeRefuses(t *testing.T) {
 	require.Contains(t, errOut, "does not belong to")
 	require.Contains(t, errOut, "another boot: STAT_BOOTCNT 3 in the BIN, 7 in the tlog")
 	require.NoFileExists(t, out)
-	_, errOut, code = runCmd(t, "", "mav", "merge", "--force", tlog, bins[0], "--out", out)
+	_, errOut, code = runCmd(t, "", "mav", "merge", "--allow-mismatch", tlog, bins[0], "--out", out)
 	require.Equal(t, 0, code, errOut)
 	require.FileExists(t, out)
 }
@@ -371,13 +407,13 @@ func TestMavBadInput(t *testing.T) {
 	_, errOut, code = runCmd(t, "", "mav", "frob")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `unknown subcommand "frob"`)
-	_, errOut, code = runCmd(t, "", "mav", "align", "--window", "3", tlog)
+	_, errOut, code = runCmd(t, "", "mav", "align", "--window-samples", "3", tlog)
 	require.Equal(t, 2, code)
-	require.Contains(t, errOut, "--window is 3, want 8..")
+	require.Contains(t, errOut, "--window-samples is 3, want 8..")
 	_, errOut, code = runCmd(t, "", "mav", "merge", "--compression", "lz4", tlog, bins[0], "--out", filepath.Join(dir, "x.csv"))
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--compression is not used by --format csv")
-	require.True(t, strings.HasPrefix(errOut, "timealign mav:"), errOut)
+	require.True(t, strings.HasPrefix(errOut, "timealign mav merge:"), errOut)
 }
 
 // TestRealLogs runs mav on the real ArduSub logs of testdata/mav: a tlog
@@ -646,16 +682,28 @@ func TestMavMergeCompressions(t *testing.T) {
 			require.Equal(t, want[i], got[i], "%s: message %d", comp, i)
 		}
 	}
+	// CSV has no foxglove.LocationFix messages (MCAP's for Foxglove's map).
+	fixes := 0
+	for _, w := range want {
+		if strings.HasSuffix(w.topic, "/fix") {
+			fixes++
+		}
+	}
+	require.Greater(t, fixes, 0)
+	want = slices.DeleteFunc(want, func(w row) bool { return strings.HasSuffix(w.topic, "/fix") })
 	out := filepath.Join(dir, "m.csv")
 	rows := mergeCSV(t, "mav", "merge", tlog, bins[0], "--out", out)
 	require.Equal(t, len(want)+1, len(rows), "rows")
 	for i, w := range want {
 		r := rows[i+1]
-		require.Len(t, r, 5)
+		require.Len(t, r, len(rows[0]))
 		require.Equal(t, strconv.FormatUint(w.log, 10), r[0], "row %d", i+1)
 		require.Equal(t, strconv.FormatUint(w.pub, 10), r[1], "row %d", i+1)
 		require.Equal(t, w.topic, r[2], "row %d", i+1)
 		require.Equal(t, w.data, r[4], "row %d", i+1)
+		if i%97 == 0 {
+			checkFieldColumns(t, rows[0], r)
+		}
 	}
 }
 

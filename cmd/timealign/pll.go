@@ -29,11 +29,11 @@ the chosen mode does not use is an error.`
 
 // pllModeFlags lists the flags that only some modes use.
 var pllModeFlags = map[string][]string{
-	"tick-period":  {"regression", "envelope", "offset"},
-	"window":       {"regression", "envelope", "offset"},
-	"max-skew-ppm": {"regression", "envelope", "offset"},
-	"max-early":    {"envelope", "offset"},
-	"track-skew":   {"offset"},
+	"tick-period":    {"regression", "envelope", "offset"},
+	"window-samples": {"regression", "envelope", "offset"},
+	"max-skew-ppm":   {"regression", "envelope", "offset"},
+	"max-early":      {"envelope", "offset"},
+	"track-skew":     {"offset"},
 }
 
 func runPLL(e *env, args []string) error {
@@ -45,12 +45,13 @@ func runPLL(e *env, args []string) error {
 	fs.IntVar(&cfg.MaxInvalid, "max-invalid", cfg.MaxInvalid, "consecutive inconsistent samples before starting over")
 	fs.IntVar(&cfg.TickBits, "tick-bits", cfg.TickBits, "width of the tick counter in bits (1..64); ticks wrap at 2^bits")
 	fs.DurationVar(&cfg.TickPeriod, "tick-period", cfg.TickPeriod, "regression/envelope/offset: nominal duration of one tick")
-	fs.IntVar(&cfg.Window, "window", cfg.Window, "envelope/offset: samples in the sliding window; regression: slope memory")
+	fs.IntVar(&cfg.Window, "window-samples", cfg.Window, "envelope/offset: samples in the sliding window; regression: slope memory")
 	fs.Float64Var(&cfg.MaxSkewPPM, "max-skew-ppm", cfg.MaxSkewPPM, "regression/envelope/offset: largest rate error against --tick-period, ppm")
 	fs.DurationVar(&cfg.MaxEarly, "max-early", cfg.MaxEarly, "envelope/offset: how far before the fit a sample may arrive (capped at --max-deviation)")
 	fs.BoolVar(&cfg.TrackSkew, "track-skew", false, "offset: fit the clock rate too")
 	out := fs.String("out", "", "output file (default standard output)")
 	status := fs.String("status", "", "write the final status as JSON to this file")
+	deprecate(e, fs, "window", "window-samples")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func runPLL(e *env, args []string) error {
 	}
 	p, err := pll.New(cfg)
 	if err != nil {
-		return configError(fs, err, nil)
+		return configError(fs, err, map[string]string{"Window": "window-samples"})
 	}
 	f, err := openFiles(e, fs, outSpec{"--out", *out}, outSpec{"--status", *status})
 	if err != nil {

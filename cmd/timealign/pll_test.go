@@ -23,7 +23,7 @@ func TestPLLUsageErrors(t *testing.T) {
 		{[]string{"pll", "--max-deviation", "-1ms"}, "--max-deviation is -1ms"},
 		{[]string{"pll", "--tick-bits", "65"}, "--tick-bits is 65"},
 		{[]string{"pll", "--tick-period", "0s"}, "--tick-period is 0s"},
-		{[]string{"pll", "--mode", "sick", "--window", "9"}, "--window is not used by --mode sick (it applies to --mode regression, envelope, offset)"},
+		{[]string{"pll", "--mode", "sick", "--window-samples", "9"}, "--window-samples is not used by --mode sick (it applies to --mode regression, envelope, offset)"},
 		{[]string{"pll", "--track-skew"}, "--track-skew is not used by --mode envelope"},
 		{[]string{"pll", "--max-early", "20ms", "--max-deviation", "5ms"}, "--max-early (20ms) is larger than --max-deviation (5ms)"},
 		{[]string{"pll", "--max-invalid", "x"}, `invalid value "x"`},

@@ -95,6 +95,7 @@ func runSimulate(e *env, args []string) error {
 		imageSize = fs.String("image-size", "64x48", "for --bag: camera image size WIDTHxHEIGHT (mono8)")
 		recDelay  = fs.Duration("recorder-delay", 200*time.Microsecond, "for --bag: the recorder's delay after the receive time")
 		overwrite = fs.Bool("overwrite", false, "for --bag: replace an existing bag")
+		quiet     = fs.Bool("quiet", false, quietUsage)
 	)
 	var (
 		c      sim.Config
@@ -104,8 +105,8 @@ func runSimulate(e *env, args []string) error {
 		jitter string
 	)
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed (default: the preset's)")
-	fs.IntVar(&c.Count, "count", 0, "samples to acquire, lost ones included (default: the preset's)")
-	fs.DurationVar(&c.Duration, "duration", 0, "run length in true time, instead of --count (any length: streamed in bounded memory)")
+	fs.IntVar(&c.Count, "count", 0, "samples to acquire per stream, lost ones included (default: the preset's; with --bag, --duration's)")
+	fs.DurationVar(&c.Duration, "duration", 0, "run length in true time, instead of --count (any length: streamed in bounded memory; default with --bag: 20s of every stream)")
 	fs.DurationVar(&c.Period, "period", 0, "sampling period in device time")
 	fs.DurationVar(&c.Latency.Base, "latency", 0, "constant part of the delivery latency")
 	fs.StringVar(&jitter, "jitter", "", "jitter distribution: none, uniform, exponential or pareto")
@@ -127,7 +128,7 @@ func runSimulate(e *env, args []string) error {
 	fs.Float64Var(&c.Batch.Prob, "batch-prob", 0, "probability that a delivered sample starts a batch")
 	fs.IntVar(&c.Batch.Size, "batch-size", 0, "samples delivered together in a batch")
 	fs.IntVar(&c.IndexBits, "index-bits", 0, "width of the sensor's sample counter")
-	fs.Var(&steps, "host-step", "host clock step AT:BY, e.g. 10s:-2s (repeatable)")
+	fs.Var(&steps, "host-step", "host clock step `AT:BY`, e.g. 10s:-2s (repeatable)")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -197,6 +198,11 @@ func runSimulate(e *env, args []string) error {
 			if set["seed"] {
 				cfg.Seed = c.Seed + uint64(i)*1000 // independent streams
 			}
+			if *format == "bag" && !set["count"] && !set["duration"] {
+				// A bag's streams span the same time: a preset's count
+				// would end a 100 Hz IMU after 10 s of a 100 s lidar.
+				cfg.Count, cfg.Duration = 0, defaultBagDuration
+			}
 			if err := cfg.Validate(); err != nil {
 				return usagef("stream %d (%s): %w", i, name, configError(fs, err, simulateFlagNames))
 			}
@@ -207,7 +213,7 @@ func runSimulate(e *env, args []string) error {
 		}
 		if *format == "bag" {
 			o := simBagOptions{dir: *bagDir, truth: *truthPath, compression: *compress, maxBagSize: *maxSize,
-				recorderDelay: *recDelay, seed: cfgs[0].Seed, cfgs: cfgs, overwrite: *overwrite}
+				recorderDelay: *recDelay, seed: cfgs[0].Seed, cfgs: cfgs, overwrite: *overwrite, quiet: *quiet}
 			st, err := bag.ParseStorage(*storage)
 			if err != nil {
 				return usagef("--storage is %q, want mcap or sqlite3", cut(*storage))
@@ -244,6 +250,10 @@ func runSimulate(e *env, args []string) error {
 		return usagef("--format is %q, want estimate, pll, sync, align or samples", cut(*format))
 	}
 }
+
+// defaultBagDuration is the true time every stream of a --bag spans when
+// neither --count nor --duration is given.
+const defaultBagDuration = 20 * time.Second
 
 // overlay returns base with the fields the user set on the command line
 // replaced by those of c.

@@ -20,7 +20,7 @@ Input:  topic,stamp_ns[,arrival_ns] in arrival order; topic is 0..N-1,
         stamp_ns the header stamp; arrival_ns (optional) the arrival time,
         which the latest policy's rate estimates and the latency figures use
         (without it, or where it is empty, the stamp stands for the arrival
-        time). Without --topics, N is one more than the largest topic of the
+        time). Without --num-topics, N is one more than the largest topic of the
         input (read twice: standard input is buffered in a temporary file);
         with it, a topic outside 0..N-1 is an error.
 Output: t0,...,t{N-1}: the stamps of each published set, in topic order
@@ -49,7 +49,7 @@ func runSync(e *env, args []string) error {
 	fs := newFlags(e, "sync", "[flags] [input.csv]", syncDoc)
 	cfg := tsync.DefaultConfig()
 	policy := fs.String("policy", "approximate", "approximate, exact, epsilon or latest")
-	fs.IntVar(&cfg.Topics, "topics", 0, "number of topics N (default: from the input)")
+	fs.IntVar(&cfg.Topics, "num-topics", 0, "number of topics N (default: from the input)")
 	fs.IntVar(&cfg.QueueSize, "queue-size", cfg.QueueSize, "approximate, exact, epsilon: queue size")
 	fs.Float64Var(&cfg.AgePenalty, "age-penalty", cfg.AgePenalty, "approximate: age penalty")
 	fs.DurationVar(&cfg.MaxInterval, "max-interval", 0, "approximate: largest spread of a set (0: no limit)")
@@ -59,7 +59,8 @@ func runSync(e *env, args []string) error {
 	out := fs.String("out", "", "output file (default standard output)")
 	dropsPath := fs.String("drops", "", "write dropped messages to this file")
 	statusPath := fs.String("status", "", "write the final status as JSON to this file")
-	quiet := fs.Bool("quiet", false, "no summary on standard error")
+	quiet := fs.Bool("quiet", false, quietUsage)
+	deprecate(e, fs, "topics", "num-topics")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func runSync(e *env, args []string) error {
 	if err := unusedFlags(fs, "--policy", p.String(), syncPolicyFlags); err != nil {
 		return err
 	}
-	given := setFlags(fs)["topics"]
+	given := setFlags(fs)["num-topics"]
 	check := cfg
 	if !given { // the input decides; check the rest now
 		check.Topics = max(2, len(bounds))
@@ -81,7 +82,7 @@ func runSync(e *env, args []string) error {
 		}
 	}
 	if err := check.Validate(); err != nil {
-		return configError(fs, err, nil)
+		return configError(fs, err, map[string]string{"Topics": "num-topics"})
 	}
 	f, err := openFiles(e, fs, outSpec{"--out", *out}, outSpec{"--drops", *dropsPath}, outSpec{"--status", *statusPath})
 	if err != nil {
@@ -159,7 +160,7 @@ func countTopics(in io.Reader, name string) (int, error) {
 	case n == 0:
 		return 0, fmt.Errorf("%s has no messages", name)
 	case n < 2:
-		return 0, fmt.Errorf("%s has only topic 0: sync matches 2 or more topics (give --topics if others are silent)", name)
+		return 0, fmt.Errorf("%s has only topic 0: sync matches 2 or more topics (give --num-topics if others are silent)", name)
 	case len(seen) < n:
 		var missing []string
 		for t := range int64(n) {
@@ -167,7 +168,7 @@ func countTopics(in io.Reader, name string) (int, error) {
 				missing = append(missing, strconv.FormatInt(t, 10))
 			}
 		}
-		return 0, fmt.Errorf("%s has topics 0..%d but no message of topic %s: no set could ever be published (give --topics %d to run anyway)",
+		return 0, fmt.Errorf("%s has topics 0..%d but no message of topic %s: no set could ever be published (give --num-topics %d to run anyway)",
 			name, n-1, strings.Join(missing, ", "), n)
 	}
 	return n, nil
@@ -247,7 +248,7 @@ func syncStream(cfg tsync.Config, in io.Reader, name string, w, dw io.Writer) (*
 			return nil, err
 		}
 		if topic < 0 || topic >= int64(cfg.Topics) {
-			return nil, row.Errorf(0, "topic %d is out of range 0..%d (--topics %d)", topic, cfg.Topics-1, cfg.Topics)
+			return nil, row.Errorf(0, "topic %d is out of range 0..%d (--num-topics %d)", topic, cfg.Topics-1, cfg.Topics)
 		}
 		t, err := row.Stamp(1)
 		if err != nil {

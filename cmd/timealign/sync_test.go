@@ -18,7 +18,7 @@ func TestSyncDropsAndStatus(t *testing.T) {
 	require.Equal(t, 0, code)
 	dir := t.TempDir()
 	drops, status := filepath.Join(dir, "drops.csv"), filepath.Join(dir, "status.json")
-	out, errOut, code := runCmd(t, streams, "sync", "--topics", "3", "--drops", drops, "--status", status)
+	out, errOut, code := runCmd(t, streams, "sync", "--num-topics", "3", "--drops", drops, "--status", status)
 	require.Equal(t, 0, code, errOut)
 	sets := strings.Count(out, "\n") - 1
 	require.Greater(t, sets, 5)
@@ -49,17 +49,17 @@ func TestSyncAlignErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"", []string{"sync", "--topics", "1"}, 2, "timealign sync: --topics is 1, want 2..1024\n"},
+		{"", []string{"sync", "--num-topics", "1"}, 2, "timealign sync: --num-topics is 1, want 2..1024\n"},
 		{"", []string{"sync", "--queue-size", "0"}, 2, "--queue-size is 0"},
 		{"", []string{"sync", "--policy", "latest", "--age-penalty", "1"}, 2, "--age-penalty is not used by --policy latest"},
 		{"", []string{"sync", "--epsilon", "1ms"}, 2, "--epsilon is not used by --policy approximate (it applies to --policy epsilon)"},
-		{"topic,stamp_ns\n0,5\n2,7\n", []string{"sync", "--topics", "2"}, 1, "stdin:3:1 (column \"topic\"): bad value: topic 2 is out of range 0..1 (--topics 2)"},
+		{"topic,stamp_ns\n0,5\n2,7\n", []string{"sync", "--num-topics", "2"}, 1, "stdin:3:1 (column \"topic\"): bad value: topic 2 is out of range 0..1 (--num-topics 2)"},
 		{"topic,stamp_ns\n0,5\n-1,7\n", []string{"sync"}, 1, "stdin:3:1 (column \"topic\"): bad value: topic -1 is out of range"},
 		{"topic,stamp_ns\n0,5\n2,7\n", []string{"sync"}, 1, "no message of topic 1"},
 		{"topic,stamp_ns\n0,5\n0,7\n", []string{"sync"}, 1, "has only topic 0"},
 		{"topic,stamp_ns\n0,5\n1,7\n2,7\n", []string{"sync", "--lower-bounds", "1ms,1ms"}, 2, "--lower-bounds has 2 values, the input 3 topics"},
 		{"", []string{"sync", "--policy", "best"}, 2, "--policy: best is not a policy"},
-		{"", []string{"sync", "--topics", "2", "--lower-bounds", "1s"}, 2, "--lower-bounds has 1 entries, want one per topic (--topics 2) or none"},
+		{"", []string{"sync", "--num-topics", "2", "--lower-bounds", "1s"}, 2, "--lower-bounds has 1 entries, want one per topic (--num-topics 2) or none"},
 		{"", []string{"sync", "--lower-bounds", "1s,-1s"}, 2, "value 2 of --lower-bounds is -1s, want ≥ 0"},
 		{"", []string{"sync", "--max-interval", "-1s"}, 2, "--max-interval is -1s"},
 		{"topic,stamp_ns\n0,5\nx,7\n", []string{"sync"}, 1, "stdin:3:1 (column \"topic\")"},
@@ -155,13 +155,13 @@ func TestSyncOracleVectors(t *testing.T) {
 	}
 }
 
-// TestSyncTopicsFromData: without --topics the number of topics is the
+// TestSyncTopicsFromData: without --num-topics the number of topics is the
 // input's, from a file or from standard input (buffered to read it twice).
 func TestSyncTopicsFromData(t *testing.T) {
 	in := "topic,stamp_ns\n0,5\n2,5\n1,5\n0,9\n1,9\n"
 	path := filepath.Join(t.TempDir(), "in.csv")
 	require.NoError(t, os.WriteFile(path, []byte(in), 0o644))
-	for _, args := range [][]string{{"sync"}, {"sync", path}, {"sync", "--topics", "3"}} {
+	for _, args := range [][]string{{"sync"}, {"sync", path}, {"sync", "--num-topics", "3"}} {
 		out, errOut, code := runCmd(t, in, args...)
 		require.Equal(t, 0, code, errOut)
 		require.Equal(t, "t0,t1,t2\n5,5,5\n", out, args)

@@ -786,3 +786,50 @@ func TestSQLiteCutShort(t *testing.T) {
 		require.NotContains(t, err.Error(), "cut off")
 	})
 }
+
+// TestSummaryTopicTimes: a topic's first and last log time from an MCAP
+// summary (through its chunks' message indexes) equal those found by
+// reading every message, and SummarizeSizes gives each topic's bytes.
+func TestSummaryTopicTimes(t *testing.T) {
+	for _, name := range []string{"mcap/recorded", "mcap/talker", "mcap/wbag", "mcap/cdr_test", "sqlite3/recorded", "sqlite3/wbag"} {
+		t.Run(name, func(t *testing.T) {
+			b, err := Open(rosbag2Dir(name))
+			require.NoError(t, err)
+			fast, err := b.Summarize()
+			require.NoError(t, err)
+			full, err := b.SummarizeSizes()
+			require.NoError(t, err)
+			require.False(t, fast.Scanned)
+			require.Equal(t, len(full.Topics), len(fast.Topics))
+			bytes := map[string]uint64{}
+			r := b.Records()
+			defer r.Close()
+			var rec Record
+			for {
+				err := r.Next(&rec)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				require.NoError(t, err)
+				if rec.Kind == KindMessage {
+					bytes[rec.Message.Topic.Name] += uint64(len(rec.Message.Data))
+				}
+			}
+			byName := map[string]TopicSummary{}
+			for _, fs := range full.Topics {
+				byName[fs.Topic.Name] = fs
+			}
+			for _, ts := range fast.Topics {
+				fs, ok := byName[ts.Topic.Name]
+				require.True(t, ok, ts.Topic.Name)
+				require.Equal(t, fs.Count, ts.Count, ts.Topic.Name)
+				require.Equal(t, fs.Start, ts.Start, ts.Topic.Name)
+				require.Equal(t, fs.End, ts.End, ts.Topic.Name)
+				require.Equal(t, bytes[ts.Topic.Name], fs.Bytes, ts.Topic.Name)
+				if ts.Count > 0 {
+					require.NotZero(t, ts.Start, ts.Topic.Name)
+				}
+			}
+		})
+	}
+}

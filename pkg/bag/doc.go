@@ -26,6 +26,12 @@
 // a SQLite write-ahead log or rollback journal left behind, and a bag
 // directory without metadata.yaml ([Bag.NoMetadata]) are read too.
 //
+// Reading never writes: a SQLite file in WAL mode is opened read-only and
+// immutable (no lock, no -wal or -shm created beside it), one in rollback
+// mode read-only; one with a write-ahead log that holds transactions is
+// read from a copy of the file and its log in a temporary directory
+// ([Bag.TempDir]), removed when the reader closes it.
+//
 // Other bad input is an error naming the file and the byte offset (MCAP)
 // or the row (SQLite) where reading stopped; a chunk whose CRC does not
 // match is skipped and counted ([Reader.Skipped]), and reading goes on

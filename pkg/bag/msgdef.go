@@ -36,6 +36,18 @@ type Definition struct {
 	Schema *Schema
 	// Err says why a definition was found but could not be parsed.
 	Err error
+	// NoHeader names a schema encoding whose messages cannot carry a ROS
+	// std_msgs/Header ("JSON schema", "Protobuf schema", ...); HeaderFirst
+	// is then false and Err nil.
+	NoHeader string
+}
+
+// foreignSchemas names the MCAP schema encodings of serializations that
+// are not ROS's CDR: their messages carry no ROS Header.
+var foreignSchemas = map[string]string{
+	"jsonschema": "JSON schema",
+	"protobuf":   "Protobuf schema",
+	"flatbuffer": "FlatBuffers schema",
 }
 
 // Definitions looks up message types: from a topic's MCAP schema, else
@@ -68,6 +80,10 @@ func splitType(typ string) (pkg, name string, ok bool) {
 func (d *Definitions) Lookup(t *Topic) *Definition {
 	if t.Schema != nil && t.Schema.Encoding != "" && len(t.Schema.Data) > 0 {
 		def := &Definition{Type: t.Type, Source: FromSchema, Schema: t.Schema}
+		if name, ok := foreignSchemas[t.Schema.Encoding]; ok {
+			def.NoHeader = name
+			return def
+		}
 		hf, err := schemaHeaderFirst(t.Type, t.Schema)
 		def.HeaderFirst, def.Err = hf, err
 		return def

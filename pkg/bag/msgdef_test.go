@@ -44,7 +44,9 @@ module std_msgs { module msg { struct Header { builtin_interfaces::msg::Time sta
 		{"sensor_msgs/msg/Imu", "ros2idl", imuIDL, true, false},
 		{"std_msgs/msg/String", "ros2idl", strIDL, false, false},
 		{"a/msg/Missing", "ros2idl", strIDL, false, true},
-		{"a/msg/B", "protobuf", "x", false, true},
+		{"a/msg/B", "protobuf", "x", false, false},
+		{"ATT", "jsonschema", "{}", false, false},
+		{"a/msg/B", "xyz", "x", false, true},
 	} {
 		top := &Topic{Type: c.typ, Schema: &Schema{Name: c.typ, Encoding: c.enc, Data: []byte(c.text)}}
 		var d Definitions
@@ -56,6 +58,8 @@ module std_msgs { module msg { struct Header { builtin_interfaces::msg::Time sta
 		require.Equal(t, FromSchema, def.Source)
 		require.Equal(t, c.want, def.HeaderFirst, "%s %s", c.enc, c.text)
 		require.Equal(t, c.err, def.Err != nil, "%v", def.Err)
+		_, foreign := foreignSchemas[c.enc]
+		require.Equal(t, foreign, def.NoHeader != "", "%s: a schema that cannot carry a ROS Header says so", c.enc)
 	}
 }
 

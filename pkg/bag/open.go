@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,6 +42,14 @@ type Bag struct {
 	// this recording did not end cleanly. Its files are read as `ros2 bag
 	// reindex` reads them.
 	NoMetadata bool
+	// From and To (optional) bound the log times of the messages Records
+	// returns: one logged before From or after To is skipped (counted in
+	// Reader.OutOfRange). They default to 0: no bound.
+	From, To stamp.Time
+	// TempDir (optional) is where a SQLite file whose write-ahead log
+	// holds transactions is copied to be read (reading never writes
+	// beside the bag). It defaults to os.TempDir().
+	TempDir string
 }
 
 // Name returns the bag's name: its directory's, or the file's without
@@ -288,7 +298,9 @@ type Reader struct {
 	raw    rawRecord
 	done   int64 // bytes of the files before the open one
 	skip   Skipped
-	closed bool
+	// outOfRange counts the messages skipped for the bag's From and To.
+	outOfRange int
+	closed     bool
 }
 
 // Records returns a reader of the bag's records from its first file.
@@ -384,7 +396,7 @@ func (r *Reader) openNext() error {
 		r.sqlMap = map[*Topic]*Topic{}
 		switch r.bag.Storage {
 		case SQLite:
-			sf, err := openSQLite(path)
+			sf, err := openSQLite(path, r.bag.TempDir)
 			if err != nil {
 				return err
 			}
@@ -467,6 +479,10 @@ func (r *Reader) Next(rec *Record) error {
 			} else {
 				t = r.sqlMap[raw.topic]
 			}
+			if (r.bag.From != 0 && raw.msg.LogTime < r.bag.From) || (r.bag.To != 0 && raw.msg.LogTime > r.bag.To) {
+				r.outOfRange++
+				continue
+			}
 			rec.Message = raw.msg
 			rec.Message.Topic = t
 			return nil
@@ -491,6 +507,10 @@ func (r *Reader) Next(rec *Record) error {
 		}
 	}
 }
+
+// OutOfRange returns the messages skipped so far because their log time is
+// outside the bag's From and To.
+func (r *Reader) OutOfRange() int { return r.outOfRange }
 
 // Close closes the open file.
 func (r *Reader) Close() {
@@ -522,17 +542,31 @@ type Summary struct {
 type TopicSummary struct {
 	Topic *Topic
 	Count uint64
-	// Start and End are the topic's first and last log times (SQLite and
-	// scanned files; 0 from an MCAP summary, which has only bag-wide
-	// times).
+	// Start and End are the topic's first and last log times (from an
+	// MCAP summary, through its chunks' message indexes; 0 when a file
+	// has none).
 	Start, End stamp.Time
+	// Bytes is the size of the topic's messages (their serialized data),
+	// from SummarizeSizes; 0 from Summarize on an MCAP summary.
+	Bytes uint64
 }
 
-// Summarize returns the bag's Summary.
-func (b *Bag) Summarize() (*Summary, error) {
+// Summarize returns the bag's Summary. No message is read: an MCAP file's
+// summary and two message index records per topic, or a SQLite aggregate
+// query, give it (a file without a summary is read through).
+func (b *Bag) Summarize() (*Summary, error) { return b.summarize(false) }
+
+// SummarizeSizes returns the bag's Summary with each topic's Bytes. An
+// MCAP summary has no sizes per channel (and writers put schema and
+// channel records between the messages of a chunk, so the message
+// indexes' offsets do not give them either): every MCAP file is read
+// through.
+func (b *Bag) SummarizeSizes() (*Summary, error) { return b.summarize(true) }
+
+func (b *Bag) summarize(sizes bool) (*Summary, error) {
 	s := &Summary{}
 	byKey := map[string]int{}
-	add := func(t *Topic, n uint64, start, end int64) {
+	add := func(t *Topic, n uint64, start, end int64, bytes uint64) {
 		key := t.Name + "\x00" + t.Type + "\x00" + t.SerializationFormat
 		i, ok := byKey[key]
 		if !ok {
@@ -551,6 +585,7 @@ func (b *Bag) Summarize() (*Summary, error) {
 			}
 		}
 		ts.Count += n
+		ts.Bytes += bytes
 	}
 	for _, path := range b.Files {
 		fi := FileInfo{Path: filepath.Base(path)}
@@ -564,11 +599,11 @@ func (b *Bag) Summarize() (*Summary, error) {
 		var err error
 		switch b.Storage {
 		case SQLite:
-			start, end, count, err = summarizeSQLite(path, add, &s.Skipped)
+			start, end, count, err = summarizeSQLite(path, b.TempDir, add, &s.Skipped)
 		default:
 			var scanned bool
 			var comp string
-			start, end, count, comp, scanned, err = summarizeMCAP(path, add, &s.Skipped)
+			start, end, count, comp, scanned, err = summarizeMCAP(path, add, &s.Skipped, sizes)
 			s.Scanned = s.Scanned || scanned
 			if s.Compression == "" {
 				s.Compression = comp
@@ -592,8 +627,8 @@ func (b *Bag) Summarize() (*Summary, error) {
 	return s, nil
 }
 
-func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Skipped) (start, end int64, count uint64, err error) {
-	f, err := openSQLite(path)
+func summarizeSQLite(path, tempDir string, add func(*Topic, uint64, int64, int64, uint64), sk *Skipped) (start, end int64, count uint64, err error) {
+	f, err := openSQLite(path, tempDir)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -601,13 +636,13 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 	if f.cut != nil {
 		sk.Cuts = append(sk.Cuts, *f.cut)
 	}
-	rows, err := f.query("SELECT topic_id, COUNT(*), MIN(timestamp), MAX(timestamp) FROM messages GROUP BY topic_id")
+	rows, err := f.query("SELECT topic_id, COUNT(*), MIN(timestamp), MAX(timestamp), SUM(LENGTH(data)) FROM messages GROUP BY topic_id")
 	if err != nil {
 		return 0, 0, 0, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
 	}
 	defer rows.Close()
-	counts := map[int64][3]int64{}
-	dest := make([]driver.Value, 4)
+	counts := map[int64][4]int64{}
+	dest := make([]driver.Value, 5)
 	for {
 		err := rows.Next(dest)
 		if errors.Is(err, io.EOF) {
@@ -620,7 +655,8 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 		n, _ := dest[1].(int64)
 		lo, _ := dest[2].(int64)
 		hi, _ := dest[3].(int64)
-		counts[id] = [3]int64{n, lo, hi}
+		size, _ := dest[4].(int64)
+		counts[id] = [4]int64{n, lo, hi, size}
 	}
 	first := true
 	ids := make([]int64, 0, len(f.byID))
@@ -630,7 +666,7 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		c := counts[id]
-		add(f.byID[id], uint64(c[0]), c[1], c[2])
+		add(f.byID[id], uint64(c[0]), c[1], c[2], uint64(c[3]))
 		if c[0] > 0 {
 			if first || c[1] < start {
 				start = c[1]
@@ -645,7 +681,83 @@ func summarizeSQLite(path string, add func(*Topic, uint64, int64, int64), sk *Sk
 	return start, end, count, nil
 }
 
-func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skipped) (start, end int64, count uint64, comp string, scanned bool, err error) {
+// readMessageIndex reads the message index record at off.
+func readMessageIndex(ra io.ReaderAt, off int64) (*mcap.MessageIndex, bool) {
+	var head [9]byte
+	if _, err := ra.ReadAt(head[:], off); err != nil || mcap.OpCode(head[0]) != mcap.OpMessageIndex {
+		return nil, false
+	}
+	n := binary.LittleEndian.Uint64(head[1:])
+	if n > 1<<31 {
+		return nil, false
+	}
+	buf := make([]byte, n)
+	if _, err := ra.ReadAt(buf, off+9); err != nil {
+		return nil, false
+	}
+	mi, err := mcap.ParseMessageIndex(buf)
+	if err != nil {
+		return nil, false
+	}
+	return mi, true
+}
+
+// channelTimes returns the first and last log time of channel id from the
+// message index records of the chunks that hold it: for each end, the
+// chunks are visited from the earliest start (latest end) on, until no
+// other chunk can hold an earlier (later) message, so a channel costs one
+// or two index reads at each end. ok is false when a chunk index lacks
+// the channel's message index (an unindexed file).
+func channelTimes(ra io.ReaderAt, chunks []*mcap.ChunkIndex, id uint16) (first, last int64, ok bool) {
+	var with []*mcap.ChunkIndex
+	for _, ci := range chunks {
+		if _, has := ci.MessageIndexOffsets[id]; has {
+			with = append(with, ci)
+		}
+	}
+	if len(with) == 0 {
+		return 0, 0, false
+	}
+	times := func(ci *mcap.ChunkIndex) (lo, hi uint64, ok bool) {
+		mi, ok := readMessageIndex(ra, int64(ci.MessageIndexOffsets[id]))
+		if !ok || len(mi.Records) == 0 {
+			return 0, 0, false
+		}
+		lo, hi = mi.Records[0].Timestamp, mi.Records[0].Timestamp
+		for _, r := range mi.Records {
+			lo, hi = min(lo, r.Timestamp), max(hi, r.Timestamp)
+		}
+		return lo, hi, true
+	}
+	sort.Slice(with, func(i, j int) bool { return with[i].MessageStartTime < with[j].MessageStartTime })
+	lo, found := uint64(math.MaxUint64), false
+	for _, ci := range with {
+		if found && ci.MessageStartTime >= lo {
+			break
+		}
+		l, _, ok := times(ci)
+		if !ok {
+			return 0, 0, false
+		}
+		lo, found = min(lo, l), true
+	}
+	sort.Slice(with, func(i, j int) bool { return with[i].MessageEndTime > with[j].MessageEndTime })
+	hi := uint64(0)
+	found = false
+	for _, ci := range with {
+		if found && ci.MessageEndTime <= hi {
+			break
+		}
+		_, h, ok := times(ci)
+		if !ok {
+			return 0, 0, false
+		}
+		hi, found = max(hi, h), true
+	}
+	return int64(lo), int64(hi), true
+}
+
+func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64, uint64), sk *Skipped, sizes bool) (start, end int64, count uint64, comp string, scanned bool, err error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return 0, 0, 0, "", false, err
@@ -656,7 +768,7 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 	if err == nil {
 		info, err = rd.Info()
 	}
-	if err == nil && info.Statistics != nil {
+	if err == nil && info.Statistics != nil && !sizes {
 		schemas := map[uint16]*Schema{}
 		for id, s := range info.Schemas {
 			schemas[id] = &Schema{Name: s.Name, Encoding: s.Encoding, Data: s.Data}
@@ -673,7 +785,11 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 			if s := schemas[c.SchemaID]; s != nil {
 				t.Schema, t.Type = s, s.Name
 			}
-			add(t, info.Statistics.ChannelMessageCounts[c.ID], 0, 0)
+			first, last, ok := channelTimes(fh, info.ChunkIndexes, c.ID)
+			if !ok {
+				first, last = 0, 0
+			}
+			add(t, info.Statistics.ChannelMessageCounts[c.ID], first, last, 0)
 		}
 		if len(info.ChunkIndexes) > 0 {
 			comp = string(info.ChunkIndexes[0].Compression)
@@ -684,7 +800,12 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 		}
 		return start, end, st.MessageCount, comp, false, nil
 	}
-	// No summary (the recorder did not finish the file): read it.
+	// No summary (the recorder did not finish the file), or sizes asked
+	// for: read it.
+	scanned = info == nil || info.Statistics == nil
+	if info != nil && len(info.ChunkIndexes) > 0 {
+		comp = string(info.ChunkIndexes[0].Compression)
+	}
 	if _, serr := fh.Seek(0, io.SeekStart); serr != nil {
 		return 0, 0, 0, "", true, serr
 	}
@@ -699,7 +820,7 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 	defer mf.close()
 	type acc struct {
 		t          *Topic
-		n          uint64
+		n, bytes   uint64
 		start, end int64
 	}
 	var order []*acc
@@ -731,6 +852,7 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 				a.end = lt
 			}
 			a.n++
+			a.bytes += uint64(len(rec.msg.Data))
 			if first || lt < start {
 				start = lt
 			}
@@ -742,12 +864,12 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64), sk *Skip
 		}
 	}
 	for _, a := range order {
-		add(a.t, a.n, a.start, a.end)
+		add(a.t, a.n, a.start, a.end, a.bytes)
 	}
 	sk.BadChunks += mf.badChunks
 	sk.UnknownTopic += mf.unknownChannel
 	if mf.cut != nil {
 		sk.Cuts = append(sk.Cuts, *mf.cut)
 	}
-	return start, end, count, "", true, nil
+	return start, end, count, comp, scanned, nil
 }

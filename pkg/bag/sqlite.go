@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -100,6 +101,9 @@ type sqliteFile struct {
 	// cut is set when the recorder left a write-ahead log or a rollback
 	// journal.
 	cut *Cut
+	// tempDir holds the copy read in the place of a file with a
+	// write-ahead log ("" if none), removed by close.
+	tempDir string
 }
 
 // journalMagic starts a SQLite rollback journal that holds a transaction.
@@ -119,43 +123,125 @@ func hotJournal(path string) bool {
 	return err == nil && bytes.Equal(head, journalMagic)
 }
 
-func openSQLite(path string) (*sqliteFile, error) {
+// openSQLite opens a .db3 file to read; a copy of a file with a
+// write-ahead log goes into a new directory under tempDir ("": the
+// system's).
+func openSQLite(path, tempDir string) (*sqliteFile, error) {
 	fe := func(err error) error { return &FileError{Path: path, Offset: -1, Row: -1, Err: err} }
-	head := make([]byte, len(sqliteMagic))
+	// The header: its magic, and the file format versions at 18 and 19
+	// (2: WAL mode).
+	head := make([]byte, 20)
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	_, err = io.ReadFull(fh, head)
 	fh.Close()
-	if err != nil || string(head) != sqliteMagic {
+	if err != nil || string(head[:len(sqliteMagic)]) != sqliteMagic {
 		return nil, fe(fmt.Errorf("%w: not a SQLite database (no SQLite header)", ErrFormat))
 	}
-	f, err := openSQLiteConn(path, false)
-	if err != nil && hotJournal(path) {
-		// A recorder stopped inside a transaction left its rollback
-		// journal: a read-only connection may not roll it back (SQLite
-		// says "attempt to write a readonly database"), and the input is
-		// never written. The file is read as it stands.
-		var err2 error
-		if f, err2 = openSQLiteConn(path, true); err2 == nil {
-			f.cut, err = &Cut{Path: path, Leftover: path + "-journal"}, nil
+	walMode := head[18] == 2 || head[19] == 2
+	// Reading never writes beside the bag. A read-only connection to a
+	// WAL-mode file creates its -wal and -shm files (and rewrites an
+	// -shm it finds), so a WAL-mode file with no log to apply is opened
+	// immutable: no lock, no journal, no file created. A write-ahead log
+	// that holds transactions (a recorder killed in WAL mode) is read from
+	// a copy of the file and its log in a temporary directory, which
+	// SQLite may write to; the bag's own files stay as they are. A file
+	// in rollback mode is opened read-only, which creates nothing and
+	// takes shared locks, so that a recording still being written is read
+	// consistently.
+	var f *sqliteFile
+	switch {
+	case walSize(path) > 0:
+		f, err = openSQLiteCopy(path, tempDir)
+		if err == nil {
+			f.cut = &Cut{Path: path, Leftover: path + "-wal"}
+		}
+	case walMode:
+		f, err = openSQLiteConn(path, path, true)
+	default:
+		f, err = openSQLiteConn(path, path, false)
+		if err != nil && hotJournal(path) {
+			// A recorder stopped inside a transaction left its rollback
+			// journal: a read-only connection may not roll it back
+			// (SQLite says "attempt to write a readonly database"), and
+			// the input is never written. The file is read as it stands.
+			var err2 error
+			if f, err2 = openSQLiteConn(path, path, true); err2 == nil {
+				err = nil
+			}
+		}
+		if err == nil && hotJournal(path) {
+			f.cut = &Cut{Path: path, Leftover: path + "-journal"}
 		}
 	}
 	if err != nil {
 		return nil, fe(err)
 	}
-	if f.cut == nil {
-		if _, err := os.Stat(path + "-wal"); err == nil {
-			// SQLite removes the log when the last writer closes the file.
-			f.cut = &Cut{Path: path, Leftover: path + "-wal"}
-		}
-	}
 	return f, nil
 }
 
-func openSQLiteConn(path string, immutable bool) (*sqliteFile, error) {
-	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(path, true, immutable))
+// walSize returns the bytes of path's write-ahead log beyond its 32-byte
+// header: 0 when there is no log, or an empty one (a reader such as
+// ros2 bag info leaves one behind; it holds no transaction).
+func walSize(path string) int64 {
+	fi, err := os.Stat(path + "-wal")
+	if err != nil || fi.Size() <= 32 {
+		return 0
+	}
+	return fi.Size() - 32
+}
+
+// openSQLiteCopy copies path and its -wal into a new temporary directory
+// and opens the copy read-only (SQLite builds the log's index there); the
+// directory is removed when the file is closed.
+func openSQLiteCopy(path, tempDir string) (_ *sqliteFile, err error) {
+	dir, err := os.MkdirTemp(tempDir, "timealign-sqlite-*")
+	if err != nil {
+		return nil, fmt.Errorf("reading the write-ahead log of %s needs a temporary copy: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	cp := filepath.Join(dir, "bag.db3")
+	for _, suffix := range []string{"", "-wal"} {
+		if err := copyFile(cp+suffix, path+suffix); err != nil {
+			return nil, fmt.Errorf("reading the write-ahead log of %s needs a temporary copy: %w", path, err)
+		}
+	}
+	f, err := openSQLiteConn(cp, path, false)
+	if err != nil {
+		return nil, err
+	}
+	f.tempDir = dir
+	return f, nil
+}
+
+// copyFile copies src to a new file dst.
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// openSQLiteConn opens the file at open read-only; path is the bag's file
+// that errors name (open is a temporary copy of it, or path itself).
+func openSQLiteConn(open, path string, immutable bool) (*sqliteFile, error) {
+	conn, err := (&sqlite.Driver{}).Open(sqliteDSN(open, true, immutable))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, sqliteDamage(path, err))
 	}
@@ -348,6 +434,9 @@ func (f *sqliteFile) close() {
 		f.rows.Close()
 	}
 	f.conn.Close()
+	if f.tempDir != "" {
+		os.RemoveAll(f.tempDir)
+	}
 }
 
 // SQLiteWriter writes one rosbag2 .db3 file as Humble's sqlite3 plugin

@@ -572,7 +572,8 @@ func putFloat32(dst []byte, b uint32) []byte {
 
 // BinSchema returns the JSON schema of the records of f; each column's
 // unit and multiplier, where the log gives them (b's FMTU, UNIT and MULT
-// records so far), are in its description.
+// records so far), are in its description: the multiplier only for a value
+// written unscaled (the JSON holds c, C, e, E and L columns scaled).
 func (b *BinReader) BinSchema(f *Format) []byte {
 	props := map[string]any{}
 	var order []string
@@ -592,6 +593,12 @@ func (b *BinReader) BinSchema(f *Format) []byte {
 		desc := ""
 		if unit != "" {
 			desc = "unit: " + unit
+		}
+		switch c.Kind {
+		case 'c', 'C', 'e', 'E', 'L':
+			// Written scaled (centi-units, 1e-7 degrees): the log's
+			// multiplier is already applied to the value.
+			mult = 0
 		}
 		if mult != 0 && mult != 1 {
 			if desc != "" {
