@@ -156,3 +156,39 @@ func TestLossInTheWarmup(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetsNeverWorseThanRaw: the simulator's host-stamped presets (an
+// IMU, a camera with a heavy exponential jitter and 1 % loss, a bursty
+// driver), 20 seeds of a minute each: no estimate is further from its
+// truth than its receive stamp by more than a millisecond (a loss on a
+// stream whose jitter also makes period-long delays plausible must not be
+// taken for a delay, nor the other way round, without the odds for it).
+func TestPresetsNeverWorseThanRaw(t *testing.T) {
+	for _, p := range sim.Presets() {
+		if p.Name != "imu" && p.Name != "camera" && p.Name != "bursty" {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			worse := 0
+			for seed := uint64(1); seed <= 20; seed++ {
+				c := p.Config
+				c.Seed, c.Count, c.Duration = seed, 0, time.Minute
+				s, err := sim.Generate(c)
+				require.NoError(t, err)
+				e, err := New(DefaultConfig())
+				require.NoError(t, err)
+				for i, x := range sim.Delivered(s) {
+					got, err := e.Update(x.Receive)
+					require.NoError(t, err)
+					off := (got.Sub(x.True) - c.Latency.Base).Abs()
+					raw := (x.Receive.Sub(x.True) - c.Latency.Base).Abs()
+					if off > raw+time.Millisecond {
+						worse++
+						t.Errorf("seed %d sample %d (seq %d): estimate off by %v, receive stamp by %v", seed, i, x.Seq, off, raw)
+					}
+				}
+			}
+			require.Zero(t, worse)
+		})
+	}
+}

@@ -700,8 +700,7 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 		if !e.warm && !hold {
 			// (During the warm-up the line does not know the losses yet:
 			// a sample after one is a period high.)
-			e.fitHeight = max(e.fitHeight, height)
-			e.fitN++
+			e.noteHeight(height)
 		}
 		return fallback, false
 	}
@@ -710,8 +709,7 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 	// test restarts it where the stream leaves its line.
 	est := e.estimateAt(x)
 	lim := t.Add(-ns(max(e.fitHeight, 0) + e.latency))
-	e.fitHeight = max(e.fitHeight, height)
-	e.fitN++
+	e.noteHeight(height)
 	if !e.mature && est < lim && e.fitN > 8 {
 		return lim, false
 	}
@@ -815,8 +813,8 @@ const changeRecords = 4
 // line, late by a period or more) is placed by the fit at the index its
 // guess gave: where the stream's suspects have been losses (pendSure), or
 // where it is taken as late (no loss guessed) and the stream has shown
-// delays of that size (its suspects have mostly turned out late, or, before
-// any suspect was decided, the fit's samples have been half as high).
+// delays of that size (its suspects have mostly turned out late, or its
+// heights make such a delay at least as likely as a loss: delayOdds).
 func (e *Estimator) suspectPlaced(height float64) bool {
 	switch {
 	case e.pendSure:
@@ -825,10 +823,8 @@ func (e *Estimator) suspectPlaced(height float64) bool {
 		return false
 	case e.lateOnly+e.bursts > 2*e.losses:
 		return true
-	case e.losses > 0:
-		return false // its suspects have been losses and delays alike
 	}
-	return e.fitHeight >= 0.5*height
+	return e.delayOdds(height)
 }
 
 // onLine reports whether t is on or above the line's prediction for index
@@ -1187,10 +1183,43 @@ func (e *Estimator) seedHeights() {
 		return
 	}
 	for i := range e.wuN - 1 {
-		h := float64(e.wu[i].Sub(e.baseT)) - e.line.At(float64(e.wuX[i]))
-		e.fitHeight = max(e.fitHeight, h)
-		e.fitN++
+		e.noteHeight(float64(e.wu[i].Sub(e.baseT)) - e.line.At(float64(e.wuX[i])))
 	}
+}
+
+// noteHeight counts a sample's height above the line into the heights the
+// fit has shown (fitHeight), unless it is a period or more (a sample after
+// a loss the line does not know of yet, or a delay the next samples are to
+// judge: no evidence of the jitter).
+func (e *Estimator) noteHeight(h float64) {
+	if e.period > 0 && h >= 0.9*e.period {
+		return
+	}
+	e.fitHeight = max(e.fitHeight, h)
+	e.fitN++
+}
+
+// delayOdds compares, for a suspect at height h above the line, the odds
+// that it is a delay of h with the odds that a sample was lost and it came
+// with a jitter of h − P. A delay of h needs a stream whose heights have
+// reached h/2 (fitHeight), and is judged by an exponential tail of the
+// mean height m of the fit's samples: e^(−h/m) against e^(−(h−P)/m) for
+// the loss's jitter, so the odds are e^(−P/m) against the loss rate the
+// stream has shown, (losses + 0.02) / (samples + 1) (a stream that has
+// lost none of n samples is taken to lose about one in 50·n). It reports
+// whether a delay is at least as likely.
+func (e *Estimator) delayOdds(h float64) bool {
+	if e.period <= 0 || e.fitHeight < h/2 {
+		return false
+	}
+	a := e.hulls.Answering()
+	mx, my := a.Mean()
+	m := my - e.line.At(mx)
+	if m <= 0 {
+		return false
+	}
+	loss := (float64(e.losses) + 0.02) / (float64(e.st.Samples) + 1)
+	return math.Exp(-e.period/m) >= loss
 }
 
 // switchHulls lets the younger hull answer and re-bases the coordinates on
