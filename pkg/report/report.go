@@ -193,7 +193,11 @@ type TopicReport struct {
 	Arrival       Summary `json:"arrival_interval"`
 	// Worse counts the samples whose estimate lies further from the
 	// period's grid than their stamp (by more than a hundredth of the
-	// period), and says where.
+	// period), and says where. It compares intervals the estimator
+	// corrected at both ends and over which its count of periods is the
+	// rounded stamps' (where the counts differ, the estimator has decided
+	// that a long interval was a delay or a short one followed a loss:
+	// the stamps do not measure that).
 	Worse Worse `json:"worse"`
 	// Gaps counts the places where the estimator found samples missing,
 	// Missing (= EstimatedLosses, the estimator's count) how many;
@@ -617,10 +621,12 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 				ts.ja.Add(devA)
 				ts.plots.jitAfter.Add(devA)
 			}
-			if haveB && haveA {
-				// against the stamps' k: an estimate a whole period off
-				// (a period slipped at a gap) is worse too
-				a.noteWorse(ts, devB, de-time.Duration(k)*p, p, gap)
+			if haveB && haveA && ke == k {
+				// Where the estimates count other periods between the two
+				// samples than the rounded stamps do, the estimator has
+				// decided (a late sample is no gap; a sample after a loss
+				// is not late): the stamps' count is no measure of it.
+				a.noteWorse(ts, devB, devA, p, gap)
 			}
 		}
 		ts.prevGap = gap
