@@ -682,7 +682,7 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 		return t.Add(-ns(e.latency)), false
 	}
 	e.refLatency(x)
-	fallback := t.Add(-ns(e.latency))
+	fallback := func() stamp.Time { return t.Add(-ns(e.latency)) }
 	height := y - e.line.At(x)
 	e.judgeJitter(height)
 	if jit := ns(height); jit > e.st.MaxJitter {
@@ -691,7 +691,7 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 	if hold && !e.suspectPlaced(height) {
 		// A suspect whose loss the next samples will decide: its receive
 		// stamp, never a period off.
-		return fallback, false
+		return fallback(), false
 	}
 	if e.unsettled && t.Sub(e.baseT) >= e.cfg.Window {
 		e.unsettled = false
@@ -702,17 +702,19 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 			// a sample after one is a period high.)
 			e.noteHeight(height)
 		}
-		return fallback, false
+		return fallback(), false
 	}
 	// A young fit is held to the heights its samples have shown (its
 	// slope may still be off); a mature one is trusted, and the change
 	// test restarts it where the stream leaves its line.
-	est := e.estimateAt(x)
-	lim := t.Add(-ns(max(e.fitHeight, 0) + e.latency))
-	e.noteHeight(height)
-	if !e.mature && est < lim && e.fitN > 8 {
-		return lim, false
+	est := e.baseT.Add(ns(e.line.At(x) - e.latency)) // estimateAt, the latency set above
+	if !e.mature && e.fitN > 8 {
+		if lim := t.Add(-ns(max(e.fitHeight, 0) + e.latency)); est < lim {
+			e.noteHeight(height)
+			return lim, false
+		}
 	}
+	e.noteHeight(height)
 	return est, true
 }
 
@@ -1344,7 +1346,11 @@ func (e *Estimator) judgeJitter(height float64) {
 		high = 1
 	}
 	e.highN++
-	e.highFrac += max(1/float64(e.highN), highGain) * (high - e.highFrac)
+	g := highGain // (a division a sample saved once the gain is the least)
+	if e.highN < 1/highGain {
+		g = 1 / float64(e.highN)
+	}
+	e.highFrac += g * (high - e.highFrac)
 	switch {
 	case e.highN < warmup:
 	case !e.ambiguous && e.highFrac >= ambiguousFrac:
