@@ -223,8 +223,8 @@ type TopicReport struct {
 }
 
 // Worse counts the samples an estimate makes worse than their stamp:
-// just after a gap (AtGaps: the estimator cannot yet tell a lost sample
-// from a late one, and may be off by up to a period), in the estimator's
+// just after a gap (AtGaps: where the stream's own timing had to tell a
+// lost sample from a late one), in the estimator's
 // warm-up (WarmUp: its first WarmUpSamples samples) and elsewhere
 // (Elsewhere: stamps early as well as late against the fitted line, which
 // the estimator takes for lateness). Max is the most an estimate's

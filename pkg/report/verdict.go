@@ -127,7 +127,7 @@ func worseWhy(r *TopicReport) string {
 	}
 	var parts []string
 	if w.AtGaps > 0 {
-		parts = append(parts, fmt.Sprintf("%d just after a gap (the estimator cannot yet tell a lost sample from a late one, and may be off by up to a period)", w.AtGaps))
+		parts = append(parts, fmt.Sprintf("%d just after a gap (where the stream's own timing had to tell a lost sample from a late one)", w.AtGaps))
 	}
 	if w.WarmUp > 0 {
 		parts = append(parts, fmt.Sprintf("%d in its warm-up (its first %d samples: the period not yet known)", w.WarmUp, WarmUpSamples))
