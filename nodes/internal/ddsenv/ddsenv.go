@@ -69,7 +69,8 @@ func envErr(format string, a ...any) error {
 }
 
 // InstalledRMWs lists the RMW implementations of the ament index of
-// AMENT_PREFIX_PATH, sorted.
+// AMENT_PREFIX_PATH, sorted (rmw_implementation, the loader that registers
+// there too, is not one).
 func InstalledRMWs(e Env) []string {
 	var out []string
 	for _, prefix := range filepath.SplitList(e.Getenv("AMENT_PREFIX_PATH")) {
@@ -82,7 +83,7 @@ func InstalledRMWs(e Env) []string {
 			continue
 		}
 		for _, ent := range entries {
-			if !slices.Contains(out, ent.Name()) {
+			if ent.Name() != "rmw_implementation" && !slices.Contains(out, ent.Name()) {
 				out = append(out, ent.Name())
 			}
 		}

@@ -11,6 +11,7 @@ func TestCheck(t *testing.T) {
 	fsys := fstest.MapFS{
 		"opt/ros/jazzy/share/ament_index/resource_index/rmw_typesupport/rmw_cyclonedds_cpp": {},
 		"opt/ros/jazzy/share/ament_index/resource_index/rmw_typesupport/rmw_fastrtps_cpp":   {},
+		"opt/ros/jazzy/share/ament_index/resource_index/rmw_typesupport/rmw_implementation": {},
 		"tmp/loopback.xml": {},
 		"tmp/cyclone.xml":  {},
 	}
@@ -25,6 +26,7 @@ func TestCheck(t *testing.T) {
 		{name: "installed RMW", env: map[string]string{"RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"}, jazzy: true},
 		{name: "RMW not installed", env: map[string]string{"RMW_IMPLEMENTATION": "rmw_connextdds"},
 			err: "RMW_IMPLEMENTATION=rmw_connextdds is not installed in this ROS 2 (installed: rmw_cyclonedds_cpp, rmw_fastrtps_cpp)"},
+		{name: "the loader is no RMW", env: map[string]string{"RMW_IMPLEMENTATION": "rmw_implementation"}, err: "is not installed"},
 		{name: "RMW without ROS sourced", env: map[string]string{"RMW_IMPLEMENTATION": "rmw_fastrtps_cpp", "AMENT_PREFIX_PATH": "/nowhere"},
 			err: "no RMW implementation is registered"},
 		{name: "profile present", env: map[string]string{"RMW_IMPLEMENTATION": "rmw_fastrtps_cpp", "FASTRTPS_DEFAULT_PROFILES_FILE": "/tmp/loopback.xml"}},
