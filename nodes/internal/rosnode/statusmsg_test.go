@@ -69,6 +69,7 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		LostSamplesTotal: 10, ExpectedLosses: 11, RejectedExpectedLosses: 12, BaseTimeResets: 13,
 		BaseTimeResetOffset: dur(14), Resets: 15, Backward: 16, DupIndexes: 17, Duplicates: 18, Gaps: 19,
 		ClockSteps: 20, IndexResets: 21, Recounts: 22, RejectedReferences: 28, Ambiguous: true, Ambiguities: 29,
+		Uncorrected: true, UncorrectedSamples: 31, PeriodChanges: 32,
 	}
 	st := tsestnode.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedRejected: 30}
 	b := tsestnode.AppendStatusMsg(nil, statusNow, st, 27)
@@ -84,6 +85,7 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		ClockSteps: 20, IndexResets: 21, LossRecounts: 22, References: 23, RejectedReferences: 28,
 		JitterAmbiguous: true, JitterAmbiguities: 29,
 		MessagesIn: 24, MessagesOut: 25, DroppedRejected: 30, DroppedMalformed: 26, DroppedQueue: 27,
+		Uncorrected: true, UncorrectedSamples: 31, PeriodChanges: 32,
 	}
 	require.Equal(t, want, got)
 	requireReserialized(t, b, got)
