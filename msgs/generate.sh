@@ -30,7 +30,7 @@ keep() {
 }
 rm -rf diagnostic_msgs/srv
 keep std_msgs/msg Header
-keep rcl_interfaces/msg FloatingPointRange IntegerRange ListParametersResult Parameter \
+keep rcl_interfaces/msg FloatingPointRange IntegerRange ListParametersResult Log Parameter \
 	ParameterDescriptor ParameterEvent ParameterType ParameterValue SetParametersResult
 # Keep the paths of the standard ROS 2 Humble install (as rclgo's own
 # bindings do), drop every other one: they are the workspace of the machine

@@ -13,6 +13,7 @@ import (
 	"github.com/timealign/timealign/internal/cdrtest"
 	bimsg "github.com/timealign/timealign/msgs/builtin_interfaces/msg"
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
+	rclmsg "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	stdmsg "github.com/timealign/timealign/msgs/std_msgs/msg"
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/nodes/internal/alignnode"
@@ -277,6 +278,20 @@ func decode[T types.Message](t *testing.T, b []byte, ts types.MessageTypeSupport
 	v, ok := m.(T)
 	require.True(t, ok, "decoded a %T", m)
 	return v
+}
+
+// TestLogEncoding: the /rosout line (rosnode publishes it itself, see
+// rosout.go) as rcl_interfaces/msg/Log, with rcutils' severities.
+func TestLogEncoding(t *testing.T) {
+	b := nodekit.AppendLogMsg(nil, statusNow, nodekit.LogWarn, "ns.timestamp_estimator", "no input yet")
+	got := decode[*rclmsg.Log](t, b, rclmsg.LogTypeSupport)
+	want := &rclmsg.Log{Stamp: rosTime(t, statusNow), Level: rclmsg.Log_WARN, Name: "ns.timestamp_estimator", Msg: "no input yet"}
+	require.Equal(t, want, got)
+	requireReserialized(t, b, got)
+	for l, sev := range map[nodekit.LogLevel]uint8{nodekit.LogDebug: rclmsg.Log_DEBUG, nodekit.LogInfo: rclmsg.Log_INFO,
+		nodekit.LogWarn: rclmsg.Log_WARN, nodekit.LogError: rclmsg.Log_ERROR} {
+		require.Equal(t, sev, l.RosoutSeverity(), "%v", l)
+	}
 }
 
 // msgAt is a small Header-first message stamped st.
