@@ -13,6 +13,7 @@ package test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -52,25 +53,17 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	workDir = dir
-	// Loopback only, multicast off; datagrams up to 64 kB (Cyclone's
-	// default fragments of 1344 bytes suit a 1500-byte MTU, not loopback's
-	// 64 kB: 1080p images cross at about twice the rate with these); a
-	// socket receive buffer larger than an image, as the ROS 2 DDS tuning
-	// guide advises (Cyclone asks for 16 MB, the kernel grants up to
-	// net.core.rmem_max, and less is not an error).
-	cfg := filepath.Join(dir, "cyclonedds.xml")
-	err = os.WriteFile(cfg, []byte(`<CycloneDDS><Domain id="any"><General><AllowMulticast>false</AllowMulticast>`+
-		`<MaxMessageSize>65500B</MaxMessageSize><FragmentSize>65000B</FragmentSize></General>`+
-		`<Internal><SocketReceiveBufferSize max="16MB"/></Internal>`+
-		`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>50</MaxAutoParticipantIndex>`+
-		`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`), 0o644)
+	// DDS on loopback, in a domain of the tests' own, on the RMW the
+	// environment selects (loopback_test.go).
+	env, err := loopbackEnv(dir)
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv("ROS_LOCALHOST_ONLY", "1")
-	os.Setenv("ROS_DOMAIN_ID", fmt.Sprint(100+rand.IntN(100)))
-	os.Setenv("CYCLONEDDS_URI", "file://"+cfg)
-	os.Setenv("RMW_IMPLEMENTATION", "rmw_cyclonedds_cpp")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	fmt.Fprintf(os.Stderr, "ROS 2 %s on %s\n", cmp.Or(rosDistro(), "(ROS_DISTRO unset)"), rmwName())
 	inst := os.Getenv("TIMEALIGN_INSTALL")
 	if inst != "" {
 		// Test the colcon install (.ci/ros2 sets this): its binaries and its
