@@ -768,9 +768,15 @@ func TestSimTime(t *testing.T) {
 // TestSyncRates: three Imu inputs at 500 Hz each through the synchronizer
 // on loopback (reliable), their types taken from the graph (no message_types), after a
 // warm-up: every set the policy makes offline for the same stamps is
-// matched and its members republished.
+// matched and its members republished. The queues hold 100 messages per
+// input (200 ms), not the default 10: the node takes each input's waiting
+// messages in turn, so a hiccup of more than 20 ms (seen on Jazzy while a
+// C++ build kept both cores busy) hands it one input ten messages ahead
+// of the others, which ApproximateTime with 10 drops and the offline
+// policy, fed in stamp order, does not.
 func TestSyncRates(t *testing.T) {
-	node := start(t, "synchronizer", "--ros-args", "-r", "__node:=ta_sync_rate", "-p", "inputs:=3",
+	const queue = 100
+	node := start(t, "synchronizer", "--ros-args", "-r", "__node:=ta_sync_rate", "-p", "inputs:=3", "-p", fmt.Sprintf("queue_size:=%d", queue),
 		"-r", "in0:=/ta_test/r0", "-r", "in1:=/ta_test/r1", "-r", "in2:=/ta_test/r2",
 		"-r", "out0:=/ta_test/ro0", "-r", "out1:=/ta_test/ro1", "-r", "out2:=/ta_test/ro2",
 		// Reliable inputs: a best-effort reader on a loaded machine loses
@@ -783,7 +789,7 @@ func TestSyncRates(t *testing.T) {
 	matched := newPeer(t, "/ta_test/unused_matched", "/ta_sync_rate/matched", "timealign/msg/MatchedSet")
 	// Offline: the same policy on the same stamps.
 	var want []stamp.Time
-	offline, err := tsync.New(func() tsync.Config { c := tsync.DefaultConfig(); c.Topics = 3; return c }(),
+	offline, err := tsync.New(func() tsync.Config { c := tsync.DefaultConfig(); c.Topics = 3; c.QueueSize = queue; return c }(),
 		func(set []tsync.Message[struct{}]) { want = append(want, set[0].Stamp) }, nil)
 	require.NoError(t, err)
 	send := func(st stamp.Time, frameID string) {
