@@ -130,8 +130,17 @@ func start(t *testing.T, node string, args ...string) *proc {
 
 // startExe starts the program exe (a node, the relay) with args.
 func startExe(t *testing.T, exe string, args ...string) *proc {
+	return startEnv(t, nil, exe, args...)
+}
+
+// startEnv starts the program exe with args and the test's environment
+// changed by env (KEY=VALUE, later ones win).
+func startEnv(t *testing.T, env []string, exe string, args ...string) *proc {
 	node := filepath.Base(exe)
 	p := &proc{cmd: exec.Command(exe, args...), done: make(chan error, 1)}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
 	require.NoError(t, p.cmd.Start())
 	go func() { p.done <- p.cmd.Wait() }()
