@@ -4,6 +4,9 @@ package test
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -134,4 +137,56 @@ func TestHundredMegabytesOverDDS(t *testing.T) {
 	t.Logf("load: a %.0f MB message through timestamp_estimator and back in %v (load average %s)",
 		float64(len(m))/1e6, took.Round(time.Millisecond), loadAvg())
 	node.stop(t)
+}
+
+// TestBadEnvironment: a node started with a middleware environment that
+// cannot work exits at once with status 1 and a message naming the
+// variable, instead of hanging or running deaf (nodes/internal/ddsenv;
+// each distribution's own case).
+func TestBadEnvironment(t *testing.T) {
+	type envCase struct {
+		name string
+		env  []string
+		want string
+	}
+	cases := []envCase{
+		// rcl checks RMW_IMPLEMENTATION when it is loaded, before main,
+		// and exits with "RMW implementation not installed (expected
+		// identifier of 'rmw_nosuchdds_cpp')"; ddsenv would say the same
+		// with the installed RMWs, should a later rcl stop doing so.
+		{"an RMW that is not installed", []string{"RMW_IMPLEMENTATION=rmw_nosuchdds_cpp"}, "not installed (expected identifier of 'rmw_nosuchdds_cpp')"},
+		{"a Fast DDS profile that does not exist", []string{"RMW_IMPLEMENTATION=", "FASTRTPS_DEFAULT_PROFILES_FILE=/nonexistent/fastdds.xml"},
+			"FASTRTPS_DEFAULT_PROFILES_FILE=/nonexistent/fastdds.xml: no such file"},
+		{"a Cyclone DDS file that does not exist", []string{"RMW_IMPLEMENTATION=", "CYCLONEDDS_URI=file:///nonexistent/cyclonedds.xml"},
+			"CYCLONEDDS_URI names file:///nonexistent/cyclonedds.xml: no such file"},
+	}
+	if discoveryRangeDistro() {
+		cases = append(cases, envCase{"ROS_LOCALHOST_ONLY=1 against another discovery range (Jazzy)",
+			[]string{"ROS_LOCALHOST_ONLY=1", "ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET"}, "ROS_LOCALHOST_ONLY=1 overrides ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET"})
+	} else {
+		cases = append(cases, envCase{"a discovery range Humble does not read",
+			[]string{"ROS_LOCALHOST_ONLY=", "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"}, "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST: this ROS 2 (Humble's rcl) does not read it"})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(filepath.Join(binDir, "timestamp_estimator"), "--ros-args", "-r", "__node:=ta_bad_env")
+			cmd.Env = append(os.Environ(), c.env...)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			require.NoError(t, cmd.Start())
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				var ee *exec.ExitError
+				require.ErrorAs(t, err, &ee, "output:\n%s", out.String())
+				require.Equal(t, 1, ee.ExitCode(), "output:\n%s", out.String())
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("still running after 10 s; output:\n%s", out.String())
+			}
+			require.Contains(t, out.String(), c.want)
+		})
+	}
 }

@@ -13,6 +13,7 @@ package test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -52,25 +53,17 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	workDir = dir
-	// Loopback only, multicast off; datagrams up to 64 kB (Cyclone's
-	// default fragments of 1344 bytes suit a 1500-byte MTU, not loopback's
-	// 64 kB: 1080p images cross at about twice the rate with these); a
-	// socket receive buffer larger than an image, as the ROS 2 DDS tuning
-	// guide advises (Cyclone asks for 16 MB, the kernel grants up to
-	// net.core.rmem_max, and less is not an error).
-	cfg := filepath.Join(dir, "cyclonedds.xml")
-	err = os.WriteFile(cfg, []byte(`<CycloneDDS><Domain id="any"><General><AllowMulticast>false</AllowMulticast>`+
-		`<MaxMessageSize>65500B</MaxMessageSize><FragmentSize>65000B</FragmentSize></General>`+
-		`<Internal><SocketReceiveBufferSize max="16MB"/></Internal>`+
-		`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>50</MaxAutoParticipantIndex>`+
-		`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`), 0o644)
+	// DDS on loopback, in a domain of the tests' own, on the RMW the
+	// environment selects (loopback_test.go).
+	env, err := loopbackEnv(dir)
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv("ROS_LOCALHOST_ONLY", "1")
-	os.Setenv("ROS_DOMAIN_ID", fmt.Sprint(100+rand.IntN(100)))
-	os.Setenv("CYCLONEDDS_URI", "file://"+cfg)
-	os.Setenv("RMW_IMPLEMENTATION", "rmw_cyclonedds_cpp")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	fmt.Fprintf(os.Stderr, "ROS 2 %s on %s\n", cmp.Or(rosDistro(), "(ROS_DISTRO unset)"), rmwName())
 	inst := os.Getenv("TIMEALIGN_INSTALL")
 	if inst != "" {
 		// Test the colcon install (.ci/ros2 sets this): its binaries and its
@@ -137,8 +130,17 @@ func start(t *testing.T, node string, args ...string) *proc {
 
 // startExe starts the program exe (a node, the relay) with args.
 func startExe(t *testing.T, exe string, args ...string) *proc {
+	return startEnv(t, nil, exe, args...)
+}
+
+// startEnv starts the program exe with args and the test's environment
+// changed by env (KEY=VALUE, later ones win).
+func startEnv(t *testing.T, env []string, exe string, args ...string) *proc {
 	node := filepath.Base(exe)
 	p := &proc{cmd: exec.Command(exe, args...), done: make(chan error, 1)}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
 	require.NoError(t, p.cmd.Start())
 	go func() { p.done <- p.cmd.Wait() }()
@@ -775,9 +777,15 @@ func TestSimTime(t *testing.T) {
 // TestSyncRates: three Imu inputs at 500 Hz each through the synchronizer
 // on loopback (reliable), their types taken from the graph (no message_types), after a
 // warm-up: every set the policy makes offline for the same stamps is
-// matched and its members republished.
+// matched and its members republished. The queues hold 100 messages per
+// input (200 ms), not the default 10: the node takes each input's waiting
+// messages in turn, so a hiccup of more than 20 ms (seen on Jazzy while a
+// C++ build kept both cores busy) hands it one input ten messages ahead
+// of the others, which ApproximateTime with 10 drops and the offline
+// policy, fed in stamp order, does not.
 func TestSyncRates(t *testing.T) {
-	node := start(t, "synchronizer", "--ros-args", "-r", "__node:=ta_sync_rate", "-p", "inputs:=3",
+	const queue = 100
+	node := start(t, "synchronizer", "--ros-args", "-r", "__node:=ta_sync_rate", "-p", "inputs:=3", "-p", fmt.Sprintf("queue_size:=%d", queue),
 		"-r", "in0:=/ta_test/r0", "-r", "in1:=/ta_test/r1", "-r", "in2:=/ta_test/r2",
 		"-r", "out0:=/ta_test/ro0", "-r", "out1:=/ta_test/ro1", "-r", "out2:=/ta_test/ro2",
 		// Reliable inputs: a best-effort reader on a loaded machine loses
@@ -790,7 +798,7 @@ func TestSyncRates(t *testing.T) {
 	matched := newPeer(t, "/ta_test/unused_matched", "/ta_sync_rate/matched", "timealign/msg/MatchedSet")
 	// Offline: the same policy on the same stamps.
 	var want []stamp.Time
-	offline, err := tsync.New(func() tsync.Config { c := tsync.DefaultConfig(); c.Topics = 3; return c }(),
+	offline, err := tsync.New(func() tsync.Config { c := tsync.DefaultConfig(); c.Topics = 3; c.QueueSize = queue; return c }(),
 		func(set []tsync.Message[struct{}]) { want = append(want, set[0].Stamp) }, nil)
 	require.NoError(t, err)
 	send := func(st stamp.Time, frameID string) {

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,16 +37,13 @@ import (
 	"github.com/timealign/timealign/pkg/bag"
 )
 
-// rosbagEnv is the environment of the ros2 processes: DDS on loopback only,
-// a domain of this test's own.
+// rosbagEnv is the environment of the ros2 processes: DDS on loopback only
+// (loopback_test.go), a domain of this test's own.
 func rosbagEnv(t *testing.T) []string {
 	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "cyclonedds.xml")
-	require.NoError(t, os.WriteFile(cfg, []byte(`<CycloneDDS><Domain id="any"><General><AllowMulticast>false</AllowMulticast></General>`+
-		`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>50</MaxAutoParticipantIndex>`+
-		`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`), 0o644))
-	return append(os.Environ(), "ROS_LOCALHOST_ONLY=1", fmt.Sprintf("ROS_DOMAIN_ID=%d", 20+rand.IntN(180)),
-		"CYCLONEDDS_URI=file://"+cfg, "RMW_IMPLEMENTATION=rmw_cyclonedds_cpp")
+	env, err := loopbackEnv(t.TempDir())
+	require.NoError(t, err)
+	return append(os.Environ(), env...)
 }
 
 // rosbagTools skips the test unless `ros2 bag` is installed, and returns

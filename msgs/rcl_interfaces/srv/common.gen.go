@@ -5,7 +5,6 @@
 package rcl_interfaces_srv
 
 /*
-#cgo LDFLAGS: "-L/opt/ros/humble/lib" "-Wl,-rpath=/opt/ros/humble/lib"
 
 #cgo LDFLAGS: -lrcl -lrosidl_runtime_c -lrosidl_typesupport_c -lrcutils -lrmw_implementation
 #cgo LDFLAGS: -lrcl_interfaces__rosidl_typesupport_c -lrcl_interfaces__rosidl_generator_c
@@ -13,19 +12,6 @@ package rcl_interfaces_srv
 
 
 
-#cgo CFLAGS: "-I/opt/ros/humble/include/action_msgs"
-#cgo CFLAGS: "-I/opt/ros/humble/include/builtin_interfaces"
-#cgo CFLAGS: "-I/opt/ros/humble/include/example_interfaces"
-#cgo CFLAGS: "-I/opt/ros/humble/include/geometry_msgs"
-#cgo CFLAGS: "-I/opt/ros/humble/include/rosidl_runtime_c"
-#cgo CFLAGS: "-I/opt/ros/humble/include/rosidl_typesupport_interface"
-#cgo CFLAGS: "-I/opt/ros/humble/include/sensor_msgs"
-#cgo CFLAGS: "-I/opt/ros/humble/include/std_msgs"
-#cgo CFLAGS: "-I/opt/ros/humble/include/std_srvs"
-#cgo CFLAGS: "-I/opt/ros/humble/include/test_msgs"
-#cgo CFLAGS: "-I/opt/ros/humble/include/unique_identifier_msgs"
-#cgo CFLAGS: "-I/opt/ros/humble/include/rcl_interfaces"
 
-#cgo CFLAGS: "-I/opt/ros/humble/include/rcl_interfaces"
 */
 import "C"

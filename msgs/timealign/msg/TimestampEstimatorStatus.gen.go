@@ -61,6 +61,9 @@ type TimestampEstimatorStatus struct {
 	DroppedRejected        uint64                          `yaml:"dropped_rejected"`         // messages dropped: their index repeats the previous one's
 	DroppedMalformed       uint64                          `yaml:"dropped_malformed"`        // messages dropped: not CDR / no leading std_msgs/Header
 	DroppedQueue           uint64                          `yaml:"dropped_queue"`            // messages dropped: the node's inbox was full
+	Uncorrected            bool                            `yaml:"uncorrected"`              // the last stamp was left as received minus the least delay
+	UncorrectedSamples     uint64                          `yaml:"uncorrected_samples"`      // samples left as received minus the least delay. (warm-up, an undecided loss, a fit that does not hold)
+	PeriodChanges          uint64                          `yaml:"period_changes"`           // times the line stopped fitting and the fit restarted on the recent samples
 }
 
 // NewTimestampEstimatorStatus creates a new TimestampEstimatorStatus with default values.
@@ -105,6 +108,9 @@ func (t *TimestampEstimatorStatus) Clone() *TimestampEstimatorStatus {
 	c.DroppedRejected = t.DroppedRejected
 	c.DroppedMalformed = t.DroppedMalformed
 	c.DroppedQueue = t.DroppedQueue
+	c.Uncorrected = t.Uncorrected
+	c.UncorrectedSamples = t.UncorrectedSamples
+	c.PeriodChanges = t.PeriodChanges
 	return c
 }
 
@@ -146,6 +152,9 @@ func (t *TimestampEstimatorStatus) SetDefaults() {
 	t.DroppedRejected = 0
 	t.DroppedMalformed = 0
 	t.DroppedQueue = 0
+	t.Uncorrected = false
+	t.UncorrectedSamples = 0
+	t.PeriodChanges = 0
 }
 
 func (t *TimestampEstimatorStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -262,6 +271,9 @@ func (t _TimestampEstimatorStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg 
 	mem.dropped_rejected = C.uint64_t(m.DroppedRejected)
 	mem.dropped_malformed = C.uint64_t(m.DroppedMalformed)
 	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
+	mem.uncorrected = C.bool(m.Uncorrected)
+	mem.uncorrected_samples = C.uint64_t(m.UncorrectedSamples)
+	mem.period_changes = C.uint64_t(m.PeriodChanges)
 }
 
 func (t _TimestampEstimatorStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -300,6 +312,9 @@ func (t _TimestampEstimatorStatusTypeSupport) AsGoStruct(msg types.Message, ros2
 	m.DroppedRejected = uint64(mem.dropped_rejected)
 	m.DroppedMalformed = uint64(mem.dropped_malformed)
 	m.DroppedQueue = uint64(mem.dropped_queue)
+	m.Uncorrected = bool(mem.uncorrected)
+	m.UncorrectedSamples = uint64(mem.uncorrected_samples)
+	m.PeriodChanges = uint64(mem.period_changes)
 }
 
 func (t _TimestampEstimatorStatusTypeSupport) TypeSupport() unsafe.Pointer {

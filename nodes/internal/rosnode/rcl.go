@@ -14,8 +14,10 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
+	"github.com/timealign/timealign/nodes/internal/ddsenv"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/qos"
+	"github.com/timealign/timealign/pkg/rosargs"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -43,13 +45,25 @@ type transport struct {
 	wake        context.CancelFunc // stops the current WaitSet.Run, to add what is pending
 
 	events *eventPublisher
+	rosout *rosout // nil with --disable-rosout-logs or once closed; under logMu
 }
 
 // Connect is a nodekit.Connect on rclgo: an rcl context and a node named
 // name, both from the --ros-args of argv (remapping, parameters, log
-// levels).
+// levels), and the node's /rosout publisher (rosout.go). The middleware's
+// environment is checked first (package ddsenv): a variable that names
+// something missing or that the distribution reads differently is an
+// error naming it, before rcl starts.
 func Connect(name string, argv []string) (nodekit.Transport, error) {
-	rclArgs, _, err := rclgo.ParseArgs(argv)
+	if err := ddsenv.Check(ddsenv.Env{Getenv: os.Getenv, FS: os.DirFS("/"), DiscoveryRange: rclReadsDiscoveryRange}); err != nil {
+		return nil, err
+	}
+	args, err := rosargs.ParseArgs(argv)
+	if err != nil {
+		return nil, err
+	}
+	// rcl's own /rosout output off, on every distribution: see rosout.go.
+	rclArgs, _, err := rclgo.ParseArgs(append(argv[:len(argv):len(argv)], "--ros-args", "--disable-rosout-logs"))
 	if err != nil {
 		return nil, fmt.Errorf("rcl arguments: %w", cleanErr(err))
 	}
@@ -67,7 +81,14 @@ func Connect(name string, argv []string) (nodekit.Transport, error) {
 		ctx.Close()
 		return nil, fmt.Errorf("rcl wait set: %w", cleanErr(err))
 	}
-	return &transport{ctx: ctx, node: node, ws: ws, types: map[string]types.MessageTypeSupport{}}, nil
+	t := &transport{ctx: ctx, node: node, ws: ws, types: map[string]types.MessageTypeSupport{}}
+	if args.RosoutLogs == nil || *args.RosoutLogs {
+		if t.rosout, err = newRosout(t); err != nil {
+			ctx.Close()
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // cleanErr trims the NUL padding rcl leaves in its error strings.
@@ -219,11 +240,16 @@ func (t *transport) PublisherTypes(topic string) ([]string, error) {
 	return out, nil
 }
 
-// Log implements nodekit.Transport.
+// Log implements nodekit.Transport: the line goes to the console through
+// rcl's logging (which applies --log-level) and, if the node's logger is
+// enabled for its level, to /rosout.
 func (t *transport) Log(l nodekit.LogLevel, msg string) {
 	t.logMu.Lock()
 	defer t.logMu.Unlock()
 	lg := t.node.Logger()
+	if !lg.IsEnabledFor(severity(l)) {
+		return
+	}
 	switch l {
 	case nodekit.LogDebug:
 		_ = lg.Debug(msg)
@@ -234,8 +260,16 @@ func (t *transport) Log(l nodekit.LogLevel, msg string) {
 	default:
 		_ = lg.Error(msg)
 	}
+	if t.rosout != nil {
+		t.rosout.publish(l, msg)
+	}
 }
 
 // Close implements nodekit.Transport: every entity is destroyed and rcl
 // shut down.
-func (t *transport) Close() error { return cleanErr(t.ctx.Close()) }
+func (t *transport) Close() error {
+	t.logMu.Lock()
+	t.rosout = nil
+	t.logMu.Unlock()
+	return cleanErr(t.ctx.Close())
+}

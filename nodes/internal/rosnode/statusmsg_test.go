@@ -13,6 +13,7 @@ import (
 	"github.com/timealign/timealign/internal/cdrtest"
 	bimsg "github.com/timealign/timealign/msgs/builtin_interfaces/msg"
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
+	rclmsg "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	stdmsg "github.com/timealign/timealign/msgs/std_msgs/msg"
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/nodes/internal/alignnode"
@@ -69,6 +70,7 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		LostSamplesTotal: 10, ExpectedLosses: 11, RejectedExpectedLosses: 12, BaseTimeResets: 13,
 		BaseTimeResetOffset: dur(14), Resets: 15, Backward: 16, DupIndexes: 17, Duplicates: 18, Gaps: 19,
 		ClockSteps: 20, IndexResets: 21, Recounts: 22, RejectedReferences: 28, Ambiguous: true, Ambiguities: 29,
+		Uncorrected: true, UncorrectedSamples: 31, PeriodChanges: 32,
 	}
 	st := tsestnode.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedRejected: 30}
 	b := tsestnode.AppendStatusMsg(nil, statusNow, st, 27)
@@ -84,6 +86,7 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		ClockSteps: 20, IndexResets: 21, LossRecounts: 22, References: 23, RejectedReferences: 28,
 		JitterAmbiguous: true, JitterAmbiguities: 29,
 		MessagesIn: 24, MessagesOut: 25, DroppedRejected: 30, DroppedMalformed: 26, DroppedQueue: 27,
+		Uncorrected: true, UncorrectedSamples: 31, PeriodChanges: 32,
 	}
 	require.Equal(t, want, got)
 	requireReserialized(t, b, got)
@@ -275,6 +278,20 @@ func decode[T types.Message](t *testing.T, b []byte, ts types.MessageTypeSupport
 	v, ok := m.(T)
 	require.True(t, ok, "decoded a %T", m)
 	return v
+}
+
+// TestLogEncoding: the /rosout line (rosnode publishes it itself, see
+// rosout.go) as rcl_interfaces/msg/Log, with rcutils' severities.
+func TestLogEncoding(t *testing.T) {
+	b := nodekit.AppendLogMsg(nil, statusNow, nodekit.LogWarn, "ns.timestamp_estimator", "no input yet")
+	got := decode[*rclmsg.Log](t, b, rclmsg.LogTypeSupport)
+	want := &rclmsg.Log{Stamp: rosTime(t, statusNow), Level: rclmsg.Log_WARN, Name: "ns.timestamp_estimator", Msg: "no input yet"}
+	require.Equal(t, want, got)
+	requireReserialized(t, b, got)
+	for l, sev := range map[nodekit.LogLevel]uint8{nodekit.LogDebug: rclmsg.Log_DEBUG, nodekit.LogInfo: rclmsg.Log_INFO,
+		nodekit.LogWarn: rclmsg.Log_WARN, nodekit.LogError: rclmsg.Log_ERROR} {
+		require.Equal(t, sev, l.RosoutSeverity(), "%v", l)
+	}
 }
 
 // msgAt is a small Header-first message stamped st.

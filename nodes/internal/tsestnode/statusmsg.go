@@ -32,5 +32,8 @@ func AppendStatusMsg(b []byte, now stamp.Time, s Status, droppedQueue uint64) []
 	for _, v := range []uint64{e.Ambiguities, s.MessagesIn, s.MessagesOut, s.DroppedRejected, s.DroppedMalformed, droppedQueue} {
 		c.Uint64(v)
 	}
+	c.Bool(e.Uncorrected)
+	c.Uint64(e.UncorrectedSamples)
+	c.Uint64(e.PeriodChanges)
 	return c.B
 }
