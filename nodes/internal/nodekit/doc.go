@@ -14,8 +14,10 @@
 //     owner goroutine. Messages are handed over, not copied, so a message
 //     of any size costs nothing to queue; the inbox is bounded in messages
 //     and in bytes ([Limits], the parameters inbox.max_messages and
-//     inbox.max_bytes), drops what does not fit, and counts the drops per
-//     input.
+//     inbox.max_bytes); to make room it drops the oldest message of the
+//     input holding the most (a flood sheds its own backlog, the other
+//     inputs keep theirs, the core gets recent messages) and counts the
+//     drops per input.
 //   - [Group]: every goroutine a node starts, tracked, so Close waits for
 //     all of them.
 //   - [Diagnostic] and [Level]: the contents of diagnostic_msgs/

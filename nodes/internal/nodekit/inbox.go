@@ -54,18 +54,62 @@ type Drops struct {
 
 // Inbox is the bounded queue between the transport's callbacks (any
 // goroutine) and the node's owner goroutine. Messages are handed over, not
-// copied: the slice the transport took is the one the owner gets. A message
-// that would take the inbox past its Limits is dropped and counted per
-// input; nothing blocks the transport and memory stays bounded.
+// copied: the slice the transport took is the one the owner gets, in
+// arrival order across inputs. Nothing blocks the transport and memory
+// stays bounded: a message that would take the inbox past its Limits makes
+// room by dropping the oldest queued message of the input that holds the
+// most (messages when the count is the bound, bytes when the size is), the
+// offered one included. A flooding input thus pays for its own flood (its
+// backlog is shed oldest first, so what the node handles stays recent),
+// and the messages of the other inputs keep their place. Every drop is
+// counted for the input it belonged to.
 type Inbox struct {
 	mu      sync.Mutex
-	ring    []Msg // FIFO of n messages from head, len(ring) a power of two
-	head, n int
+	queues  []fifo // per input
+	seq     uint64 // arrival number of the next message
+	n       int    // messages queued, all inputs
 	bytes   int64
 	lim     Limits
 	drops   []Drops
 	dropped uint64
 	ready   chan struct{}
+}
+
+// fifo is one input's queue: a ring of n entries from head, len(ring) a
+// power of two (or zero).
+type fifo struct {
+	ring    []entry
+	head, n int
+	bytes   int64
+}
+
+// entry is a queued message and its arrival number, which orders the
+// inputs' queues into one arrival order.
+type entry struct {
+	Msg
+	seq uint64
+}
+
+func (q *fifo) push(e entry) {
+	if q.n == len(q.ring) {
+		ring := make([]entry, max(16, 2*len(q.ring)))
+		for i := range q.n {
+			ring[i] = q.ring[(q.head+i)&(len(q.ring)-1)]
+		}
+		q.ring, q.head = ring, 0
+	}
+	q.ring[(q.head+q.n)&(len(q.ring)-1)] = e
+	q.n++
+	q.bytes += int64(len(e.Data))
+}
+
+func (q *fifo) pop() entry {
+	e := q.ring[q.head]
+	q.ring[q.head] = entry{} // the inbox keeps no reference
+	q.head = (q.head + 1) & (len(q.ring) - 1)
+	q.n--
+	q.bytes -= int64(len(e.Data))
+	return e
 }
 
 // NewInbox returns an empty inbox bounded by l (zero fields take the
@@ -99,32 +143,39 @@ func (b *Inbox) Limits() Limits {
 }
 
 // Offer queues data, received on input at receive, without blocking; the
-// inbox owns data from then on. It reports false, and counts a drop of
-// input, when the message would take the inbox past its limits or is
-// larger than Limits.MessageBytes.
+// inbox owns data from then on. To stay within its limits it drops the
+// oldest messages of the input that holds the most (see Inbox), which may
+// be data's own input; it reports false, and counts a drop of input, when
+// data itself is not queued: it is larger than Limits.MessageBytes, larger
+// than Limits.Bytes while other messages wait, or its input's share is the
+// largest and it has nothing older to shed.
 func (b *Inbox) Offer(input int, data []byte, receive stamp.Time) bool {
 	size := int64(len(data))
 	b.mu.Lock()
+	for len(b.queues) <= input {
+		b.queues = append(b.queues, fifo{})
+	}
 	tooBig := b.lim.MessageBytes > 0 && size > b.lim.MessageBytes
-	if tooBig || b.n >= b.lim.Messages || (b.n > 0 && b.bytes+size > b.lim.Bytes) {
-		for len(b.drops) <= input {
-			b.drops = append(b.drops, Drops{})
-		}
-		d := &b.drops[input]
-		d.Count++
-		if tooBig {
-			d.TooBig++
-		}
-		d.Bytes += uint64(size)
-		d.LastSize = len(data)
-		b.dropped++
+	if tooBig || (b.n > 0 && size > b.lim.Bytes) {
+		b.drop(input, size, tooBig)
 		b.mu.Unlock()
 		return false
 	}
-	if b.n == len(b.ring) {
-		b.grow()
+	for b.n >= b.lim.Messages || (b.n > 0 && b.bytes+size > b.lim.Bytes) {
+		v := b.victim(input, size, b.n >= b.lim.Messages)
+		q := &b.queues[v]
+		if q.n == 0 { // data's own input is the heaviest, with nothing older
+			b.drop(input, size, false)
+			b.mu.Unlock()
+			return false
+		}
+		e := q.pop()
+		b.n--
+		b.bytes -= int64(len(e.Data))
+		b.drop(v, int64(len(e.Data)), false)
 	}
-	b.ring[(b.head+b.n)&(len(b.ring)-1)] = Msg{Input: input, Data: data, Receive: receive}
+	b.queues[input].push(entry{Msg: Msg{Input: input, Data: data, Receive: receive}, seq: b.seq})
+	b.seq++
 	b.n++
 	b.bytes += size
 	b.mu.Unlock()
@@ -135,12 +186,46 @@ func (b *Inbox) Offer(input int, data []byte, receive stamp.Time) bool {
 	return true
 }
 
-func (b *Inbox) grow() {
-	ring := make([]Msg, max(16, 2*len(b.ring)))
-	for i := range b.n {
-		ring[i] = b.ring[(b.head+i)&(len(b.ring)-1)]
+// victim returns the input holding the most messages (byCount) or bytes,
+// counting the message of size offered on input; ties go to the offering
+// input, then to the lower index.
+func (b *Inbox) victim(input int, size int64, byCount bool) int {
+	weight := func(i int) int64 {
+		q := &b.queues[i]
+		w := q.bytes
+		if byCount {
+			w = int64(q.n)
+		}
+		if i == input {
+			w += size
+			if byCount {
+				w += 1 - size
+			}
+		}
+		return w
 	}
-	b.ring, b.head = ring, 0
+	v, best := input, weight(input)
+	for i := range b.queues {
+		if w := weight(i); w > best {
+			v, best = i, w
+		}
+	}
+	return v
+}
+
+// drop counts a message of size dropped from input.
+func (b *Inbox) drop(input int, size int64, tooBig bool) {
+	for len(b.drops) <= input {
+		b.drops = append(b.drops, Drops{})
+	}
+	d := &b.drops[input]
+	d.Count++
+	if tooBig {
+		d.TooBig++
+	}
+	d.Bytes += uint64(size)
+	d.LastSize = int(size)
+	b.dropped++
 }
 
 // Ready is signalled when messages are waiting; the owner goroutine
@@ -159,13 +244,17 @@ func (b *Inbox) Drain(max int, f func(Msg)) int {
 			b.mu.Unlock()
 			return k
 		}
-		m := b.ring[b.head]
-		b.ring[b.head] = Msg{} // the inbox keeps no reference
-		b.head = (b.head + 1) & (len(b.ring) - 1)
+		first := -1
+		for i := range b.queues { // the oldest head
+			if q := &b.queues[i]; q.n > 0 && (first < 0 || q.ring[q.head].seq < b.queues[first].ring[b.queues[first].head].seq) {
+				first = i
+			}
+		}
+		e := b.queues[first].pop()
 		b.n--
-		b.bytes -= int64(len(m.Data))
+		b.bytes -= int64(len(e.Data))
 		b.mu.Unlock()
-		f(m)
+		f(e.Msg)
 	}
 	b.mu.Lock()
 	more := b.n > 0

@@ -24,10 +24,13 @@ func TestInboxLimits(t *testing.T) {
 		sizes  []int
 		queued []int // indexes of sizes queued
 	}{
-		{"messages", Limits{Messages: 2, Bytes: 100}, []int{1, 2, 3}, []int{0, 1}},
-		{"bytes", Limits{Messages: 10, Bytes: 10}, []int{4, 4, 4, 2}, []int{0, 1, 3}},
-		{"a message larger than the bound finds the inbox empty", Limits{Messages: 10, Bytes: 10}, []int{25, 1}, []int{0}},
-		{"empty messages count as messages", Limits{Messages: 3, Bytes: 10}, []int{0, 0, 0, 0}, []int{0, 1, 2}},
+		// inputs alternate 0, 1, 0, 1...
+		{"messages: the oldest of the input holding the most", Limits{Messages: 2, Bytes: 100}, []int{1, 2, 3}, []int{1, 2}},
+		{"bytes: the oldest of the input holding the most", Limits{Messages: 10, Bytes: 10}, []int{4, 4, 4, 2}, []int{1, 2, 3}},
+		{"a message larger than the bound finds the inbox empty", Limits{Messages: 10, Bytes: 10}, []int{25, 1}, []int{1}},
+		{"a message larger than the bound while others wait", Limits{Messages: 10, Bytes: 10}, []int{1, 25, 2}, []int{0, 2}},
+		{"empty messages count as messages; a tie sheds the offering input", Limits{Messages: 3, Bytes: 10}, []int{0, 0, 0, 0}, []int{0, 2, 3}},
+		{"an offering input with nothing older is dropped", Limits{Messages: 1, Bytes: 100}, []int{1, 1}, []int{0}},
 		{"a message larger than MessageBytes never", Limits{Messages: 10, Bytes: 100, MessageBytes: 5}, []int{6, 5, 7, 1}, []int{1, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,11 +101,63 @@ func TestInboxSetLimits(t *testing.T) {
 	require.Equal(t, DefaultLimits().Bytes, b.Limits().Bytes, "zero takes the default")
 	b.Offer(0, []byte("a"), 0)
 	b.Offer(0, []byte("b"), 0)
-	require.False(t, b.Offer(0, []byte("c"), 0))
+	require.True(t, b.Offer(0, []byte("c"), 0), "queued, the oldest dropped")
+	require.Equal(t, uint64(1), b.Dropped())
 	b.SetLimits(Limits{Messages: 3})
-	require.True(t, b.Offer(0, []byte("c"), 0), "raised live")
+	require.True(t, b.Offer(0, []byte("d"), 0), "raised live")
+	require.Equal(t, uint64(1), b.Dropped())
 	b.SetLimits(Limits{Messages: 1})
-	require.Len(t, take(b), 3, "what was queued stays")
+	var got []string
+	b.Drain(10, func(m Msg) { got = append(got, string(m.Data)) })
+	require.Equal(t, []string{"b", "c", "d"}, got, "what was queued stays")
+}
+
+// TestInboxFloodSheddsTheFlooder: one input floods a small inbox five
+// times faster than the owner drains it; the other input's messages all
+// get through, in arrival order with the flood's, and of the flood the
+// newest are kept.
+func TestInboxFloodSheddsTheFlooder(t *testing.T) {
+	for _, byCount := range []bool{true, false} {
+		lim := Limits{Messages: 8, Bytes: 1 << 20}
+		if !byCount {
+			lim = Limits{Messages: 1000, Bytes: 800}
+		}
+		b := NewInbox(lim)
+		var slow []stamp.Time
+		var got []Msg
+		for i := range 1000 {
+			if i%5 == 0 {
+				b.Drain(1, func(m Msg) { got = append(got, m) })
+			}
+			if i%100 == 50 {
+				require.True(t, b.Offer(1, make([]byte, 10), stamp.Time(i)), "the quiet input's message is queued")
+				slow = append(slow, stamp.Time(i))
+			}
+			b.Offer(0, make([]byte, 100), stamp.Time(i))
+		}
+		got = append(got, take(b)...)
+		var quiet, flood []stamp.Time
+		for k, m := range got {
+			if k > 0 {
+				require.Less(t, got[k-1].Receive, m.Receive, "arrival order")
+			}
+			if m.Input == 1 {
+				quiet = append(quiet, m.Receive)
+			} else {
+				flood = append(flood, m.Receive)
+			}
+		}
+		require.Equal(t, slow, quiet, "no message of the quiet input dropped")
+		require.NotEmpty(t, flood)
+		require.Equal(t, stamp.Time(999), flood[len(flood)-1], "the newest of the flood kept")
+		last := flood[len(flood)-7:]
+		for k := 1; k < len(last); k++ {
+			require.Equal(t, last[k-1]+1, last[k], "the backlog left at the end is the flood's newest")
+		}
+		ds := b.Drops(nil)
+		require.Equal(t, uint64(1000-len(flood)), ds[0].Count, "byCount=%v", byCount)
+		require.Len(t, ds, 1, "no drop counted for the quiet input")
+	}
 }
 
 func TestInboxFIFOAcrossGrowth(t *testing.T) {

@@ -475,7 +475,8 @@ func TestOutputTypeNotInstalled(t *testing.T) {
 // TestInboxOverflow: a node that falls behind drops what does not fit in
 // its inbox (bounded in messages, set live by a parameter), counts it in
 // ~/status, logs it once a second naming the input and the size, and
-// reports WARN; once it keeps up again the diagnostics are OK.
+// reports WARN; once it keeps up again the diagnostics are OK. What it
+// drops is the oldest waiting: the core gets the newest.
 func TestInboxOverflow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
@@ -497,6 +498,11 @@ func TestInboxOverflow(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		require.Equal(t, 5, len(core.messages()))
+		for i, m := range core.messages()[1:] {
+			st, err := stamp.HeaderStamp(m.Data)
+			require.NoError(t, err)
+			require.Equal(t, stamp.Time(6+i), st, "the newest four waited")
+		}
 		tr := g.Node("/echo")
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in1: dropped 5 messages (5000 bytes, the last 1000 bytes): 5 because the node's inbox was full (at most 4 messages"))
 		d := lastDiag(t, diagnostics)
@@ -705,7 +711,7 @@ func TestSlowOutput(t *testing.T) {
 		for i, m := range got {
 			st, err := stamp.HeaderStamp(m)
 			require.NoError(t, err)
-			require.Equal(t, stamp.Time(i), st, "in order")
+			require.Equal(t, []stamp.Time{0, 8, 9}[i], st, "in order, the newest kept")
 		}
 		require.Equal(t, 1, logged(g.Node("/echo"), nodekit.LogWarn, "/out0: dropped 7 messages (7000 bytes, the last 1000 bytes) waiting to be published: the output falls behind"))
 		ds := diags(t, diagnostics)
