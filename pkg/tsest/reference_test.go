@@ -149,7 +149,7 @@ func TestReferencesAgainstRock(t *testing.T) {
 		if len(ours10) == 0 || len(quoted50) == 0 {
 			return
 		}
-		benchdata.RequireQuoted(t, fmt.Sprintf("error is %s–%s µs against Rock's %.0f–%.0f µs",
+		benchdata.RequireQuoted(t, "README.md", fmt.Sprintf("error is %s–%s µs against Rock's %.0f–%.0f µs",
 			sim.Micros(slices.Min(ours10)), sim.Micros(slices.Max(ours10)),
 			float64(slices.Min(rock10))/1e3, float64(slices.Max(rock10))/1e3), quoted50[0])
 	}()
