@@ -325,3 +325,119 @@ func TestDocLinks(t *testing.T) {
 		})
 	}
 }
+
+// docCommand is a timealign command line of a doc, in a fenced block: a
+// synopsis (with its continuation lines) or an example.
+type docCommand struct {
+	file  string
+	line  int
+	words []string // the lower-case words after "timealign": command, subcommand, ...
+	flags []string
+}
+
+var (
+	docFlag = regexp.MustCompile(`(?:^|[\s\[|])(--[a-z][a-z0-9-]*)`)
+	docWord = regexp.MustCompile(`^[a-z]+$`)
+)
+
+// docCommands returns the timealign command lines of file's fenced blocks.
+// A line continues the command above it when it is indented and starts
+// with "[" or "--" (a synopsis wrapped); a shell line ends the command at
+// its first " | ", " && " or ";".
+func docCommands(t *testing.T, file string) []docCommand {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(file)))
+	require.NoError(t, err)
+	var out []docCommand
+	in, open := false, false
+	for n, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			in, open = !in, false
+			continue
+		}
+		if !in {
+			continue
+		}
+		text := strings.TrimPrefix(line, "$ ")
+		for _, end := range []string{" | ", " && ", ";"} {
+			if i := strings.Index(text, end); i >= 0 {
+				text = text[:i]
+			}
+		}
+		trimmed := strings.TrimSpace(text)
+		switch {
+		case strings.HasPrefix(text, "timealign "):
+			c := docCommand{file: file, line: n + 1}
+			for _, w := range strings.Fields(text)[1:] {
+				if !docWord.MatchString(w) {
+					break
+				}
+				c.words = append(c.words, w)
+			}
+			out, open = append(out, c), true
+		case open && trimmed != text && (strings.HasPrefix(trimmed, "[") || strings.HasPrefix(trimmed, "--")):
+		default:
+			open = false
+			continue
+		}
+		c := &out[len(out)-1]
+		for _, m := range docFlag.FindAllStringSubmatch(text, -1) {
+			c.flags = append(c.flags, m[1])
+		}
+	}
+	return out
+}
+
+// TestDocFlags requires every --flag that a timealign command line of
+// README.md or docs/*.md names (a synopsis or an example) to be one that the
+// command's --help lists: the docs name no flag that was renamed or
+// removed.
+func TestDocFlags(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	helps := map[string]string{}
+	help := func(args ...string) string {
+		key := strings.Join(args, " ")
+		if h, ok := helps[key]; ok {
+			return h
+		}
+		cmd := exec.Command(exe, append(slices.Clone(args), "--help")...)
+		cmd.Env = append(os.Environ(), "TIMEALIGN_TEST_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "timealign %s --help\n%s", key, out)
+		helps[key] = string(out)
+		return helps[key]
+	}
+	lists := func(h, name string) bool { // an indented line of h starts with name
+		for _, l := range strings.Split(h, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && l != strings.TrimLeft(l, " ") && f[0] == name {
+				return true
+			}
+		}
+		return false
+	}
+	checked := 0
+	for _, file := range docFiles(t) {
+		for _, c := range docCommands(t, file) {
+			if len(c.flags) == 0 || len(c.words) == 0 {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d: timealign %s", c.file, c.line, strings.Join(c.words, " "))
+			require.True(t, lists(help(), c.words[0]), "%s: timealign help lists no command %s", where, c.words[0])
+			args := c.words[:1]
+			if h := help(args...); len(c.words) > 1 && strings.Contains(h, "Subcommands:") {
+				require.True(t, lists(h, c.words[1]), "%s: timealign %s --help lists no subcommand %s", where, c.words[0], c.words[1])
+				args = c.words[:2]
+			}
+			h := help(args...)
+			for _, f := range c.flags {
+				checked++
+				if f != "--help" && !lists(h, f) {
+					t.Errorf("%s: %s is not a flag of timealign %s (its --help lists none)", where, f, strings.Join(args, " "))
+				}
+			}
+		}
+	}
+	require.NotZero(t, checked)
+	t.Logf("%d flags of %d commands checked", checked, len(helps))
+}
