@@ -242,7 +242,8 @@ func headingSlug(h string) string {
 }
 
 // markdownFiles returns every markdown file of the repository (outside
-// hidden directories and node_modules), as slash paths from its root.
+// hidden directories, node_modules and colcon's directories), as slash
+// paths from its root.
 func markdownFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
@@ -252,6 +253,13 @@ func markdownFiles(t *testing.T) []string {
 		}
 		if d.IsDir() && p != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
 			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			// colcon's build, install and log directories, in a
+			// workspace built inside the repository.
+			if _, err := os.Stat(filepath.Join(p, "COLCON_IGNORE")); err == nil {
+				return filepath.SkipDir
+			}
 		}
 		if !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
 			rel, err := filepath.Rel(repoRoot, p)
