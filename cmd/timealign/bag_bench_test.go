@@ -9,7 +9,7 @@ import (
 
 // The throughput of bag report and bag fix on a generated bag (MiB/s of
 // bag, b.SetBytes). TIMEALIGN_BENCH_MB sets the bag's size (default 64;
-// the README's figures are for 1 GB, measured with .ci/bagbench against
+// docs/performance.md's figures are for 1 GB, measured with .ci/bagbench against
 // foxglove's own reader). TIMEALIGN_BENCH_KIND is "images" (a camera,
 // an IMU and a lidar; bytes dominated by 720p images) or "imu" (four 1 kHz
 // IMUs: the most messages per byte). Run:

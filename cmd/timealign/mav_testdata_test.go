@@ -14,7 +14,7 @@ import (
 	"github.com/timealign/timealign/pkg/sim"
 )
 
-// mavDive is the simulated dive of testdata/mav (the README's examples):
+// mavDive is the simulated dive of testdata/mav (the examples of docs/ardupilot.md):
 // two minutes of telemetry, a boot clock 25 ppm fast,
 // latency 3 ms + exponential 15 ms, 1 % loss, no GPS, the autopilot's
 // clock never set (SYSTEM_TIME without Unix time), as underwater.

@@ -189,30 +189,30 @@ func modulePath(gomod []byte) string {
 	return ""
 }
 
-// RequireQuoted fails the test unless the module's README.md contains every
-// figure of quoted: the figures the README quotes are the ones the test
-// measures (format them as the README writes them, e.g. "%.1f µs"). A
-// change of the method that moves a figure fails here until the README is
-// updated.
-func RequireQuoted(t testing.TB, quoted ...string) {
+// RequireQuoted fails the test unless doc, a file named from the module's
+// root ("docs/performance.md"), contains every figure of quoted: the figures
+// the docs quote are the ones the test measures (format them as the doc
+// writes them, e.g. "%.1f µs"). A change of the method that moves a figure
+// fails here until the doc is updated.
+func RequireQuoted(t testing.TB, doc string, quoted ...string) {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
-		t.Fatalf("README: %v", err)
+		t.Fatalf("%s: %v", doc, err)
 	}
 	mod, err := moduleRoot(wd)
 	if err != nil {
-		t.Fatalf("README: %v", err)
+		t.Fatalf("%s: %v", doc, err)
 	}
-	b, err := os.ReadFile(filepath.Join(mod, "README.md"))
+	b, err := os.ReadFile(filepath.Join(mod, filepath.FromSlash(doc)))
 	if err != nil {
-		t.Fatalf("README: %v", err)
+		t.Fatalf("%s: %v", doc, err)
 	}
-	// The README wraps lines: compare with runs of white space as one space.
+	// The docs wrap lines: compare with runs of white space as one space.
 	text := strings.Join(strings.Fields(string(b)), " ")
 	for _, q := range quoted {
 		if !strings.Contains(text, q) {
-			t.Errorf("README.md does not quote the measured figure %q: update the README (or the method)", q)
+			t.Errorf("%s does not quote the measured figure %q: update it (or the method)", doc, q)
 		}
 	}
 }

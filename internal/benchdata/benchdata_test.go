@@ -128,9 +128,13 @@ func TestCheck(t *testing.T) {
 type recorder struct {
 	testing.TB
 	fatal, skip string
+	errors      []string
 }
 
 func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.fatal = fmt.Sprintf(format, args...)
 	runtime.Goexit()
@@ -167,6 +171,34 @@ func TestDirFailsNeverSkips(t *testing.T) {
 	<-done
 	require.Empty(t, r.skip)
 	require.Contains(t, r.fatal, Manifest)
+}
+
+// TestRequireQuoted: a figure the doc quotes passes, also across a line
+// break; one it does not fails naming the doc and the figure; a doc that
+// is not there fails at once.
+func TestRequireQuoted(t *testing.T) {
+	quoted := func(doc string, q ...string) *recorder {
+		r := &recorder{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			RequireQuoted(r, doc, q...)
+		}()
+		<-done
+		return r
+	}
+	r := quoted("go.mod", "module github.com/timealign/timealign", "timealign go 1.25")
+	require.Empty(t, r.fatal)
+	require.Empty(t, r.errors)
+
+	r = quoted("go.mod", "go 1.25", "go 1.17")
+	require.Empty(t, r.fatal)
+	require.Len(t, r.errors, 1)
+	require.Contains(t, r.errors[0], "go.mod")
+	require.Contains(t, r.errors[0], `"go 1.17"`)
+
+	r = quoted("docs/no-such-doc.md", "anything")
+	require.Contains(t, r.fatal, "docs/no-such-doc.md")
 }
 
 // TestModuleRoot: the root is the nearest go.mod's directory, and only if

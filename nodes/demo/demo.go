@@ -4,7 +4,7 @@
 // clock_sync, and stamp_monitor's figures, computed by the nodes' own
 // cores without ROS, each message received when it is published (no
 // middleware delay). The integration test of the launch file holds the
-// live figures to these; the README quotes them.
+// live figures to these; docs/nodes.md quotes them.
 package demo
 
 import (

@@ -151,7 +151,7 @@ func score(est, truth []stamp.Time, ok []bool, skip int) sim.Score {
 }
 
 func TestBenchAccuracy(t *testing.T) {
-	// std per mode and scenario, as the README quotes them.
+	// std per mode and scenario, as docs/performance.md quotes them.
 	std := map[Mode][]string{}
 	var gain []float64 // SICK's std over the envelope's
 	for _, base := range benchScenarios(t) {
@@ -186,7 +186,7 @@ func TestBenchAccuracy(t *testing.T) {
 		})
 	}
 	if len(std[Sick]) == 2 {
-		benchdata.RequireQuoted(t, "SICK's PLL leaves "+std[Sick][0]+" µs (exponential latency) and "+std[Sick][1]+" µs",
+		benchdata.RequireQuoted(t, "docs/performance.md", "SICK's PLL leaves "+std[Sick][0]+" µs (exponential latency) and "+std[Sick][1]+" µs",
 			fmt.Sprintf("its error std is %.0f to %.0f times smaller than SICK's", slices.Min(gain), slices.Max(gain)),
 			"`regression` "+std[Regression][0]+" / "+std[Regression][1]+" µs", "`envelope` "+std[Envelope][0]+" / "+std[Envelope][1]+" µs")
 	}

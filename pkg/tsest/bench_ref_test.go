@@ -45,11 +45,11 @@ func TestAgainstRock(t *testing.T) {
 	inputs, err := filepath.Glob(filepath.Join(dir, "*.truth.csv"))
 	require.NoError(t, err)
 	require.NotEmpty(t, inputs)
-	// The README quotes the figures: Rock's std, ours, and the spreads.
+	// docs/performance.md quotes the figures: Rock's std, ours, and the spreads.
 	var rockStd, ourStd, rockSpread, ourSpread, limits []string
 	defer func() {
 		if len(ourStd) == 2 {
-			benchdata.RequireQuoted(t, rockStd[0]+" µs (uniform 0–2 ms jitter) and "+rockStd[1]+" µs (exponential 1 ms)",
+			benchdata.RequireQuoted(t, "docs/performance.md", rockStd[0]+" µs (uniform 0–2 ms jitter) and "+rockStd[1]+" µs (exponential 1 ms)",
 				"`estimate` "+ourStd[0]+" µs and "+ourStd[1]+" µs", "worst stamps of "+ourSpread[0]+" µs and "+ourSpread[1]+" µs",
 				"Rock's "+rockSpread[0]+" µs and "+rockSpread[1]+" µs", "the limit "+limits[0]+" µs and "+limits[1]+" µs")
 		}

@@ -107,7 +107,7 @@ func TestNearTheLimit(t *testing.T) {
 	if testing.Short() {
 		n = 4000
 	}
-	// The README's table: 100 Hz, no period given, the three seeds pooled
+	// docs/performance.md's table: 100 Hz, no period given, the three seeds pooled
 	// (root mean square of their std).
 	var rows []string
 	for _, r := range limitRates {
@@ -132,6 +132,6 @@ func TestNearTheLimit(t *testing.T) {
 		}
 	}
 	if len(rows) == len(limitKinds) {
-		benchdata.RequireQuoted(t, rows...)
+		benchdata.RequireQuoted(t, "docs/performance.md", rows...)
 	}
 }

@@ -141,7 +141,7 @@ func TestReferencesAgainstRock(t *testing.T) {
 	if *writeRockInputs != "" {
 		writeRockRefInputs(t, *writeRockInputs)
 	}
-	// The README quotes the range of the RMS errors with a reference every
+	// docs/performance.md quotes the range of the RMS errors with a reference every
 	// 10 samples, ours and Rock's, and the figures with one every 50.
 	var ours10, rock10 []time.Duration
 	var quoted50 []string
@@ -149,7 +149,7 @@ func TestReferencesAgainstRock(t *testing.T) {
 		if len(ours10) == 0 || len(quoted50) == 0 {
 			return
 		}
-		benchdata.RequireQuoted(t, fmt.Sprintf("error is %s–%s µs against Rock's %.0f–%.0f µs",
+		benchdata.RequireQuoted(t, "docs/performance.md", fmt.Sprintf("error is %s–%s µs against Rock's %.0f–%.0f µs",
 			sim.Micros(slices.Min(ours10)), sim.Micros(slices.Max(ours10)),
 			float64(slices.Min(rock10))/1e3, float64(slices.Max(rock10))/1e3), quoted50[0])
 	}()
