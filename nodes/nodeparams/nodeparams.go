@@ -13,7 +13,7 @@ import (
 	"fmt"
 
 	"github.com/timealign/timealign/nodes/internal/clocksync"
-	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
 	"github.com/timealign/timealign/nodes/internal/stampmon"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
@@ -107,10 +107,9 @@ func declare(files []*params.File, node string, bind func(*params.Binder), valid
 	if err := b.Declare(); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
-	var useSimTime bool
-	limits := nodekit.DefaultLimits()
+	runtime := runtimeparams.DefaultParams()
 	rt := params.NewBinder(srv, nil)
-	nodekit.BindRuntime(rt, &useSimTime, &limits)
+	runtime.Bind(rt)
 	if err := rt.Declare(); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}

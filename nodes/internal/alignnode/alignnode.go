@@ -219,15 +219,6 @@ func (c *Core) Reconfigure(cfg Config) error {
 	return nil
 }
 
-// since returns how much a counter grew from prev to now: 0 if it went
-// back (a status of another Core), never a wrapped-around difference.
-func since(now, prev uint64) uint64 {
-	if now < prev {
-		return 0
-	}
-	return now - prev
-}
-
 // Status returns a snapshot.
 func (c *Core) Status() Status {
 	s := Status{Aligner: c.a.Status(), DroppedMalformed: append([]uint64(nil), c.malformed...),
@@ -265,7 +256,7 @@ func Diagnose(name string, inputs []string, s, prev Status) nodekit.Diagnostic {
 		if i < len(prev.Aligner.Streams) {
 			p = prev.Aligner.Streams[i]
 		}
-		late, back, full := since(st.Late, p.Late), since(st.Backward, p.Backward), since(st.Full, p.Full)
+		late, back, full := nodekit.Since(st.Late, p.Late), nodekit.Since(st.Backward, p.Backward), nodekit.Since(st.Full, p.Full)
 		if late+back+full > 0 {
 			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d late, %d backward in time, %d pushed out of a full buffer", inputs[i], late, back, full))
 		}
@@ -273,7 +264,7 @@ func Diagnose(name string, inputs []string, s, prev Status) nodekit.Diagnostic {
 		if i < len(prev.DroppedMalformed) {
 			pm = prev.DroppedMalformed[i]
 		}
-		if n := since(s.DroppedMalformed[i], pm); n > 0 {
+		if n := nodekit.Since(s.DroppedMalformed[i], pm); n > 0 {
 			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d malformed messages dropped (%s)", inputs[i], n, s.LastError))
 		}
 	}

@@ -203,15 +203,6 @@ func addCounters(s, base pll.Status) pll.Status {
 	return s
 }
 
-// since returns how much a counter grew from prev to now: 0 if it went
-// back (a status of another Core), never a wrapped-around difference.
-func since(now, prev uint64) uint64 {
-	if now < prev {
-		return 0
-	}
-	return now - prev
-}
-
 // ErrNegativeDeviceTime: the device stamp is before its epoch.
 var ErrNegativeDeviceTime = errors.New("clock_sync: header.stamp (device time) is negative")
 
@@ -282,7 +273,7 @@ func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
 	default:
 		d.Raise(nodekit.Warn, fmt.Sprintf("no valid estimate yet (%d/%d samples agree)", s.PLL.Fill, s.PLL.Updates))
 	}
-	if n := since(s.DroppedMalformed, prev.DroppedMalformed); n > 0 {
+	if n := nodekit.Since(s.DroppedMalformed, prev.DroppedMalformed); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
 	}
 	d.Add("mode", s.PLL.Mode.String())

@@ -15,7 +15,7 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
-	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
 	"github.com/timealign/timealign/nodes/internal/stampmon"
 	"github.com/timealign/timealign/nodes/internal/syncnode"
@@ -58,10 +58,9 @@ func TestConfigFiles(t *testing.T) {
 			binder := params.NewBinder(srv, b.validate)
 			b.bind(binder)
 			require.NoError(t, binder.Declare())
-			var useSimTime bool
-			limits := nodekit.DefaultLimits()
+			rp := runtimeparams.DefaultParams()
 			runtime := params.NewBinder(srv, nil)
-			nodekit.BindRuntime(runtime, &useSimTime, &limits)
+			rp.Bind(runtime)
 			require.NoError(t, runtime.Declare())
 			require.Empty(t, srv.Issues(), "%s loads cleanly", path)
 			declared := srv.Names()

@@ -13,16 +13,17 @@
 //   - [Inbox]: the bounded queue between the transport's callbacks and the
 //     owner goroutine. Messages are handed over, not copied, so a message
 //     of any size costs nothing to queue; the inbox is bounded in messages
-//     and in bytes ([Limits], the parameters inbox.max_messages and
-//     inbox.max_bytes), drops what does not fit, and counts the drops per
-//     input.
+//     and in bytes (runtimeparams.Limits: the parameters inbox.max_messages
+//     and inbox.max_bytes), drops what does not fit, and counts the drops
+//     per input.
 //   - [Group]: every goroutine a node starts, tracked, so Close waits for
 //     all of them.
 //   - [Diagnostic] and [Level]: the contents of diagnostic_msgs/
 //     DiagnosticStatus, built from an algorithm's health; [CDR] and
 //     [AppendDiagnosticArray] encode them (and the nodes' status messages)
 //     without generated bindings.
-//   - [Clock]: the system clock, or /clock with use_sim_time.
+//   - [Clock]: the ROS time (the system clock, or /clock with use_sim_time)
+//     and the monotonic time the runtime paces itself by.
 //   - [CheckHeaderFirst]: refuses input types whose installed definition
 //     does not start with a std_msgs/Header.
 //

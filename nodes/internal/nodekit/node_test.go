@@ -19,6 +19,7 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -787,9 +788,9 @@ func TestRuntimeParameters(t *testing.T) {
 			`Wrong parameter type, parameter {inbox.max_messages} is of type {integer}, setting it to {double} is not allowed.`))
 
 		ps := g.Parameters("/echo", time.Second)
-		ds, err := ps.Describe(nodekit.RuntimeParameters...)
+		ds, err := ps.Describe(runtimeparams.Names...)
 		require.NoError(t, err)
-		require.Len(t, ds, len(nodekit.RuntimeParameters))
+		require.Len(t, ds, len(runtimeparams.Names))
 		for _, d := range ds {
 			if d.ReadOnly {
 				require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", d.Name)
@@ -811,7 +812,7 @@ func TestRuntimeParameters(t *testing.T) {
 			{Name: "inbox.max_message_bytes", Value: params.IntValue(4096)},
 		}
 		var writable []string
-		for _, p := range nodekit.RuntimeSettings(nodekit.DefaultLimits()) {
+		for _, p := range runtimeparams.Settings(runtimeparams.DefaultLimits()) {
 			writable = append(writable, p.Name)
 		}
 		require.ElementsMatch(t, []string{"inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}, writable)

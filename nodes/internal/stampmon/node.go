@@ -128,13 +128,13 @@ func (n *Node) Diagnose(name string, now stamp.Time, s, prev Status, rows []Topi
 		d.Raise(nodekit.OK, "raw stamp errors of "+fmt.Sprint(len(rows))+" sensor_sim topics (no corrected input)")
 	}
 	d.Raise(nodekit.OK, fmt.Sprintf("measuring %d topics against ground truth", inputs))
-	if k := since(s.DroppedPending, prev.DroppedPending); k > 0 {
+	if k := nodekit.Since(s.DroppedPending, prev.DroppedPending); k > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d samples dropped unmatched: more than max_pending (%d) waited", k, s.Config.MaxPending))
 	}
-	if k := since(s.DroppedMalformed, prev.DroppedMalformed); k > 0 {
+	if k := nodekit.Since(s.DroppedMalformed, prev.DroppedMalformed); k > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", k, s.LastError))
 	}
-	if k := since(s.DroppedTopics, prev.DroppedTopics); k > 0 {
+	if k := nodekit.Since(s.DroppedTopics, prev.DroppedTopics); k > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("ground truth of more than %d topics: %d dropped", MaxTruthTopics, k))
 	}
 	for _, r := range rows {
@@ -153,13 +153,6 @@ func (n *Node) Diagnose(name string, now stamp.Time, s, prev Status, rows []Topi
 		d.Add(p.Name, p.Value.String())
 	}
 	return d
-}
-
-func since(now, prev uint64) uint64 {
-	if now < prev {
-		return 0
-	}
-	return now - prev
 }
 
 // describe says e in a line: "n 3998, mean 6 ms, std 577 µs, p99 7.9 ms, worst 8 ms".

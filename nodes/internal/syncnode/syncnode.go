@@ -171,15 +171,6 @@ func (c *Core) Reconfigure(cfg Config) error {
 // Config returns the configuration the Core runs with.
 func (c *Core) Config() Config { return c.cfg }
 
-// since returns how much a counter grew from prev to now: 0 if it went
-// back (a status of another Core), never a wrapped-around difference.
-func since(now, prev uint64) uint64 {
-	if now < prev {
-		return 0
-	}
-	return now - prev
-}
-
 // Status returns a snapshot.
 func (c *Core) Status() Status {
 	s := Status{Sync: c.s.Status(), DroppedMalformed: append([]uint64(nil), c.malformed...),
@@ -221,8 +212,8 @@ func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.
 			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
 		}
 		if prevDropped != nil && len(prev.Sync.Received) > i {
-			got := since(s.Sync.Received[i], prev.Sync.Received[i])
-			lost := since(dropped[i], prevDropped[i])
+			got := nodekit.Since(s.Sync.Received[i], prev.Sync.Received[i])
+			lost := nodekit.Since(dropped[i], prevDropped[i])
 			if got > 0 && nodekit.Share(lost, got) > c.cfg.MaxDropShare {
 				// The message stays the same while the drops go on (the
 				// node logs changes of health); the counts are values.

@@ -242,15 +242,6 @@ func (c *Core) Status() Status {
 	return s
 }
 
-// since returns how much a counter grew from prev to now: 0 if it went
-// back (a status of another Core), never a wrapped-around difference.
-func since(now, prev uint64) uint64 {
-	if now < prev {
-		return 0
-	}
-	return now - prev
-}
-
 // Diagnose returns the node's health against the previous status: WARN
 // before the first message and while the estimator has no period yet, or
 // when messages were malformed or rejected since prev; OK otherwise. A
@@ -266,19 +257,19 @@ func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
 	default:
 		d.Raise(nodekit.OK, "estimating")
 	}
-	if n := since(s.DroppedMalformed, prev.DroppedMalformed); n > 0 {
+	if n := nodekit.Since(s.DroppedMalformed, prev.DroppedMalformed); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
 	}
-	if n := since(s.DroppedRejected, prev.DroppedRejected); n > 0 {
+	if n := nodekit.Since(s.DroppedRejected, prev.DroppedRejected); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d samples rejected (repeated indexes)", n))
 	}
-	if n := since(s.Estimator.Backward, prev.Estimator.Backward); n > 0 {
+	if n := nodekit.Since(s.Estimator.Backward, prev.Estimator.Backward); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d stamps went back (stamped from the fit)", n))
 	}
-	if n := since(s.Estimator.RejectedReferences, prev.Estimator.RejectedReferences); n > 0 {
+	if n := nodekit.Since(s.Estimator.RejectedReferences, prev.Estimator.RejectedReferences); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d references rejected (no sample of the current fit)", n))
 	}
-	if n, of := since(s.Estimator.Duplicates, prev.Estimator.Duplicates), since(s.Estimator.Samples, prev.Estimator.Samples); n > 0 && 2*n >= of {
+	if n, of := nodekit.Since(s.Estimator.Duplicates, prev.Estimator.Duplicates), nodekit.Since(s.Estimator.Samples, prev.Estimator.Samples); n > 0 && 2*n >= of {
 		// Bursts repeat a stamp now and then; most samples repeating one
 		// is an input that is not stamped (header.stamp left 0) or a
 		// stuck device clock.
@@ -287,7 +278,7 @@ func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
 	if s.Estimator.Ambiguous {
 		d.Raise(nodekit.Warn, "jitter near a period: late samples cannot be told from lost ones (none inferred); set period_sec")
 	}
-	if n := since(s.Estimator.Gaps, prev.Estimator.Gaps); n > 0 {
+	if n := nodekit.Since(s.Estimator.Gaps, prev.Estimator.Gaps); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d gaps longer than the window", n))
 	}
 	if p, w := s.Estimator.Period, s.Config.Estimator.Window; p > 0 && w < 8*p {
@@ -295,10 +286,10 @@ func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
 		// be trusted: with fewer, every stamp stays as received.
 		d.Raise(nodekit.Warn, fmt.Sprintf("window_sec %v holds fewer than 8 periods of %v: the fit seldom matures and most stamps stay uncorrected; raise window_sec", w, p))
 	}
-	if n := since(s.Estimator.PeriodChanges, prev.Estimator.PeriodChanges); n > 0 {
+	if n := nodekit.Since(s.Estimator.PeriodChanges, prev.Estimator.PeriodChanges); n > 0 {
 		d.Raise(nodekit.Warn, fmt.Sprintf("the period changed %d times (now %v): the fit restarted on the recent samples", n, s.Estimator.Period))
 	}
-	if n, of := since(s.Estimator.UncorrectedSamples, prev.Estimator.UncorrectedSamples), since(s.Estimator.Samples, prev.Estimator.Samples); n > 0 && 2*n >= of && s.Estimator.HaveEstimate {
+	if n, of := nodekit.Since(s.Estimator.UncorrectedSamples, prev.Estimator.UncorrectedSamples), nodekit.Since(s.Estimator.Samples, prev.Estimator.Samples); n > 0 && 2*n >= of && s.Estimator.HaveEstimate {
 		// A few after a loss or a restart are normal; most of them is a
 		// stream the model does not hold for (a period that keeps moving).
 		d.Raise(nodekit.Warn, fmt.Sprintf("%d of %d stamps left uncorrected (receive stamp minus the least delay): the fit does not hold", n, of))
