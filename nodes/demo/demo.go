@@ -13,8 +13,8 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
-	"github.com/timealign/timealign/nodes/internal/stampmon"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/nodes/nodeparams"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/rosname"
@@ -33,9 +33,9 @@ const (
 // Scenario is what the parameter files say of the demo's nodes.
 type Scenario struct {
 	Sim       sensorsim.Config
-	Estimator tsestnode.Config
+	Estimator timestampestimator.Config
 	Clock     clocksync.Config
-	Monitor   stampmon.Config
+	Monitor   stampmonitor.Config
 }
 
 // Load resolves the demo nodes' parameters in namespace ns ("/demo") from
@@ -70,10 +70,10 @@ func Load(files []*params.File, ns string) (Scenario, []string, error) {
 		return sc, warnings, err
 	}
 	sc.Sim, sc.Monitor = sim, mon.Config
-	sc.Estimator = tsestnode.DefaultConfig()
+	sc.Estimator = timestampestimator.DefaultConfig()
 	sc.Estimator.Estimator = est.Config
 	if est.ReceiveTime {
-		sc.Estimator.Source = tsestnode.ReceiveTime
+		sc.Estimator.Source = timestampestimator.ReceiveTime
 	}
 	sc.Clock = clocksync.Config{PLL: clk.PLL, WhenInvalid: policy}
 	return sc, warnings, nil
@@ -95,9 +95,9 @@ const (
 //
 // The camera's images are drawn 8x8 (mono8): their size changes the time a
 // replay takes, not its figures.
-func Replay(sc Scenario, start stamp.Time, d time.Duration) ([]stampmon.TopicErrors, error) {
+func Replay(sc Scenario, start stamp.Time, d time.Duration) ([]stampmonitor.TopicErrors, error) {
 	sc.Sim.Image = sensorsim.Image{Width: 8, Height: 8, Encoding: "mono8"}
-	est, err := tsestnode.New(sc.Estimator)
+	est, err := timestampestimator.New(sc.Estimator)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func Replay(sc Scenario, start stamp.Time, d time.Duration) ([]stampmon.TopicErr
 	if err != nil {
 		return nil, err
 	}
-	mon, err := stampmon.New(sc.Monitor, []string{"imu", "lidar"}, []string{"imu", "scan"})
+	mon, err := stampmonitor.New(sc.Monitor, []string{"imu", "lidar"}, []string{"imu", "scan"})
 	if err != nil {
 		return nil, err
 	}

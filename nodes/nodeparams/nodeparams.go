@@ -15,9 +15,9 @@ import (
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
-	"github.com/timealign/timealign/nodes/internal/stampmon"
-	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor"
+	"github.com/timealign/timealign/nodes/internal/synchronizer"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/pll"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -37,9 +37,9 @@ type Estimator struct {
 // TimestampEstimator resolves the parameters of the timestamp_estimator
 // node named node ("/ns/name") from files.
 func TimestampEstimator(files []*params.File, node string) (Estimator, []string, error) {
-	p := tsestnode.DefaultParams()
+	p := timestampestimator.DefaultParams()
 	warnings, err := declare(files, node, p.Bind, p.Validate)
-	return Estimator{Config: p.Config.Estimator, ReceiveTime: p.Config.Source == tsestnode.ReceiveTime,
+	return Estimator{Config: p.Config.Estimator, ReceiveTime: p.Config.Source == timestampestimator.ReceiveTime,
 		MessageType: p.MessageType}, warnings, err
 }
 
@@ -70,7 +70,7 @@ type Sync struct {
 // node; inputs is the default of its inputs parameter (the number of
 // topics the caller synchronizes).
 func Synchronizer(files []*params.File, node string, inputs int) (Sync, []string, error) {
-	p := syncnode.DefaultParams()
+	p := synchronizer.DefaultParams()
 	p.Config.Sync.Topics = inputs
 	warnings, err := declare(files, node, p.Bind, p.Validate)
 	return Sync{Config: p.Config.Sync, MessageTypes: p.MessageTypes}, warnings, err
@@ -85,7 +85,7 @@ func SensorSim(files []*params.File, node string) (sensorsim.Config, []string, e
 
 // Monitor is what a stamp_monitor node's parameters say.
 type Monitor struct {
-	Config stampmon.Config
+	Config stampmonitor.Config
 	Inputs int
 	Labels []string
 }
@@ -93,7 +93,7 @@ type Monitor struct {
 // StampMonitor resolves the parameters of the stamp_monitor node named
 // node.
 func StampMonitor(files []*params.File, node string) (Monitor, []string, error) {
-	p := stampmon.DefaultParams()
+	p := stampmonitor.DefaultParams()
 	warnings, err := declare(files, node, p.Bind, p.Validate)
 	return Monitor{Config: p.Config, Inputs: p.Inputs, Labels: p.Labels}, warnings, err
 }

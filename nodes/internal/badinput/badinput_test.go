@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
-	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/nodes/internal/streamaligner"
+	"github.com/timealign/timealign/nodes/internal/synchronizer"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -34,8 +34,8 @@ const typ = "sensor_msgs/msg/Imu"
 
 var subjects = []subject{
 	{"timestamp_estimator", func() nodekit.Spec {
-		p := tsestnode.DefaultParams()
-		return nodekit.Spec{Name: "timestamp_estimator", What: tsestnode.What, StatusType: tsestnode.StatusType,
+		p := timestampestimator.DefaultParams()
+		return nodekit.Spec{Name: "timestamp_estimator", What: timestampestimator.What, StatusType: timestampestimator.StatusType,
 			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
 	}, []string{"-p", "message_type:=" + typ}, []string{"/in"}, "/out"},
 	{"clock_sync", func() nodekit.Spec {
@@ -44,14 +44,14 @@ var subjects = []subject{
 			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
 	}, []string{"-p", "message_type:=" + typ}, []string{"/in"}, "/out"},
 	{"synchronizer", func() nodekit.Spec {
-		p := syncnode.DefaultParams()
-		return nodekit.Spec{Name: "synchronizer", What: syncnode.What, StatusType: syncnode.StatusType,
+		p := synchronizer.DefaultParams()
+		return nodekit.Spec{Name: "synchronizer", What: synchronizer.What, StatusType: synchronizer.StatusType,
 			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
 	}, []string{"-p", "message_types:=[" + typ + "]"}, []string{"/in0", "/in1"}, "/out0"},
 	{"stream_aligner", func() nodekit.Spec {
-		p := alignnode.DefaultParams()
-		return nodekit.Spec{Name: "stream_aligner", What: alignnode.What, StatusType: alignnode.StatusType,
-			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode, TickEvery: alignnode.TickEvery}
+		p := streamaligner.DefaultParams()
+		return nodekit.Spec{Name: "stream_aligner", What: streamaligner.What, StatusType: streamaligner.StatusType,
+			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode, TickEvery: streamaligner.TickEvery}
 	}, []string{"-p", "message_types:=[" + typ + "]", "-p", "periods_sec:=[0.1]"}, []string{"/in0", "/in1"}, "/out0"},
 }
 

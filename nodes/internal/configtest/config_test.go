@@ -13,13 +13,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
-	"github.com/timealign/timealign/nodes/internal/stampmon"
-	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor"
+	"github.com/timealign/timealign/nodes/internal/streamaligner"
+	"github.com/timealign/timealign/nodes/internal/synchronizer"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/pkg/params"
 )
 
@@ -30,8 +30,8 @@ type binding struct {
 }
 
 func nodes() map[string]binding {
-	ts, cs, sy, al := tsestnode.DefaultParams(), clocksync.DefaultParams(), syncnode.DefaultParams(), alignnode.DefaultParams()
-	ss, sm := sensorsim.DefaultParams(), stampmon.DefaultParams()
+	ts, cs, sy, al := timestampestimator.DefaultParams(), clocksync.DefaultParams(), synchronizer.DefaultParams(), streamaligner.DefaultParams()
+	ss, sm := sensorsim.DefaultParams(), stampmonitor.DefaultParams()
 	return map[string]binding{
 		"sensor_sim":          {ss.Validate, ss.Bind},
 		"stamp_monitor":       {sm.Validate, sm.Bind},

@@ -16,13 +16,13 @@ import (
 	rclmsg "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	stdmsg "github.com/timealign/timealign/msgs/std_msgs/msg"
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
-	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
-	"github.com/timealign/timealign/nodes/internal/stampmon"
-	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor"
+	"github.com/timealign/timealign/nodes/internal/streamaligner"
+	"github.com/timealign/timealign/nodes/internal/synchronizer"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -72,8 +72,8 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		ClockSteps: 20, IndexResets: 21, Recounts: 22, RejectedReferences: 28, Ambiguous: true, Ambiguities: 29,
 		Uncorrected: true, UncorrectedSamples: 31, PeriodChanges: 32,
 	}
-	st := tsestnode.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedRejected: 30}
-	b := tsestnode.AppendStatusMsg(nil, statusNow, st, 27)
+	st := timestampestimator.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedRejected: 30}
+	b := timestampestimator.AppendStatusMsg(nil, statusNow, st, 27)
 	got := decode[*tamsg.TimestampEstimatorStatus](t, b, tamsg.TimestampEstimatorStatusTypeSupport)
 	want := &tamsg.TimestampEstimatorStatus{
 		Header:       stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -116,11 +116,11 @@ func TestClockSyncStatusEncoding(t *testing.T) {
 // TestSyncEncodings: the synchronizer's SyncStatus and MatchedSet, from a
 // core that has matched and dropped messages.
 func TestSyncEncodings(t *testing.T) {
-	cfg := syncnode.DefaultConfig()
+	cfg := synchronizer.DefaultConfig()
 	cfg.Sync.Topics = 3
 	cfg.Sync.QueueSize = 2
 	var matched [][]byte
-	core, err := syncnode.New(cfg, func(_ [][]byte, m []byte) { matched = append(matched, append([]byte(nil), m...)) })
+	core, err := synchronizer.New(cfg, func(_ [][]byte, m []byte) { matched = append(matched, append([]byte(nil), m...)) })
 	require.NoError(t, err)
 	ms := stamp.Time(time.Millisecond)
 	base := statusNow - 10*stamp.Time(time.Second)
@@ -187,11 +187,11 @@ func TestSyncEncodings(t *testing.T) {
 }
 
 func TestAlignerStatusEncoding(t *testing.T) {
-	cfg := alignnode.DefaultConfig()
-	cfg.Aligner.Streams = append(cfg.Aligner.Streams, alignnode.DefaultStream(0))
+	cfg := streamaligner.DefaultConfig()
+	cfg.Aligner.Streams = append(cfg.Aligner.Streams, streamaligner.DefaultStream(0))
 	cfg.Aligner.Streams[0].Period = 10 * time.Millisecond
 	cfg.SilentAfter = 500 * time.Millisecond
-	core, err := alignnode.New(cfg, func(int, []byte) {})
+	core, err := streamaligner.New(cfg, func(int, []byte) {})
 	require.NoError(t, err)
 	ms := stamp.Time(time.Millisecond)
 	base := statusNow - 10*stamp.Time(time.Second)
@@ -208,7 +208,7 @@ func TestAlignerStatusEncoding(t *testing.T) {
 	st := core.Status()
 	require.NotZero(t, st.Aligner.Played)
 	inputs := []string{"/imu", "/scan", "/gps"}
-	b := alignnode.AppendStatusMsg(nil, statusNow, st, inputs, 7)
+	b := streamaligner.AppendStatusMsg(nil, statusNow, st, inputs, 7)
 	got := decode[*tamsg.AlignerStatus](t, b, tamsg.AlignerStatusTypeSupport)
 	want := &tamsg.AlignerStatus{
 		Header:  stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -323,7 +323,7 @@ func TestSensorSimEncodings(t *testing.T) {
 	require.Equal(t, &tamsg.GroundTruth{Header: stdmsg.Header{Stamp: rosTime(t, statusNow), FrameId: "laser"}, Topic: "/demo/scan_raw",
 		Sample: 12, TrueStamp: rosTime(t, s.True), Stamp: rosTime(t, s.Stamp), Fingerprint: s.Fingerprint}, gt)
 	requireReserialized(t, b, gt)
-	parsed, err := stampmon.ParseTruth(b)
+	parsed, err := stampmonitor.ParseTruth(b)
 	require.NoError(t, err)
 	require.Equal(t, s.Fingerprint, parsed.Fingerprint)
 }
@@ -331,21 +331,21 @@ func TestSensorSimEncodings(t *testing.T) {
 // TestStampMonitorEncoding: stamp_monitor's StampMonitorStatus, nested
 // rows and all.
 func TestStampMonitorEncoding(t *testing.T) {
-	e := func(k float64) stampmon.Errors {
-		return stampmon.Errors{Count: int(k), Mean: -k * 1000, Std: k * 2000, Min: -k * 3000, Max: k * 4000,
+	e := func(k float64) stampmonitor.Errors {
+		return stampmonitor.Errors{Count: int(k), Mean: -k * 1000, Std: k * 2000, Min: -k * 3000, Max: k * 4000,
 			P50: k * 5000, P90: k * 6000, P99: k * 7000, Worst: k * 8000}
 	}
 	us := func(k float64) tamsg.StampErrors {
 		return tamsg.StampErrors{Count: uint32(k), MeanUs: -k, StdUs: 2 * k, MinUs: -3 * k, MaxUs: 4 * k, P50Us: 5 * k,
 			P90Us: 6 * k, P99Us: 7 * k, WorstUs: 8 * k}
 	}
-	rows := []stampmon.TopicErrors{
+	rows := []stampmonitor.TopicErrors{
 		{Name: "imu", Topic: "/imu", TruthTopic: "/imu_raw", Raw: e(1), Corrected: e(2), Received: 3, Matched: 4, Unmatched: 5},
 		{Name: "/cam", TruthTopic: "/cam", Raw: e(6), Received: 7},
 	}
-	cfg := stampmon.DefaultConfig()
-	st := stampmon.Status{Truths: 8, TruthsUnmatched: 9, Pending: 10, DroppedPending: 11, DroppedMalformed: 12, Config: cfg}
-	b := stampmon.AppendStatusMsg(nil, statusNow, st, rows, 13)
+	cfg := stampmonitor.DefaultConfig()
+	st := stampmonitor.Status{Truths: 8, TruthsUnmatched: 9, Pending: 10, DroppedPending: 11, DroppedMalformed: 12, Config: cfg}
+	b := stampmonitor.AppendStatusMsg(nil, statusNow, st, rows, 13)
 	got := decode[*tamsg.StampMonitorStatus](t, b, tamsg.StampMonitorStatusTypeSupport)
 	want := &tamsg.StampMonitorStatus{Header: stdmsg.Header{Stamp: rosTime(t, statusNow)}, Window: rosDuration(t, cfg.Window),
 		Topics: []tamsg.TopicStampErrors{

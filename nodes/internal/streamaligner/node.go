@@ -1,0 +1,67 @@
+package streamaligner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// StatusType is the type of the node's ~/status.
+const StatusType = "timealign/msg/AlignerStatus"
+
+// TickEvery is how often the node looks for silent inputs.
+const TickEvery = 100 * time.Millisecond
+
+// Ports returns the node's topics: inputs in0 … in{N-1} (of
+// message_types, or of the type of their first publisher), outputs out0 …
+// out{N-1}, each the type of its input.
+func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
+	for i := range p.Config.Aligner.Streams {
+		in := fmt.Sprint("in", i)
+		inputs = append(inputs, nodekit.Port{Topic: in, Type: p.MessageType(i), QoS: p.In, TypeParam: "message_types"})
+		outputs = append(outputs, nodekit.Port{Topic: fmt.Sprint("out", i), SameAs: in, QoS: p.Out})
+	}
+	return inputs, outputs, nil
+}
+
+// Node runs a Core for the node runtime (a nodekit.Core): input i is
+// in<i>, output i out<i>.
+type Node struct {
+	p    *Params
+	core *Core
+	prev Status
+}
+
+// NewNode returns the node's nodekit.Core on p, the bound parameters
+// (Reconfigure reads them).
+func (p *Params) NewNode(publish nodekit.Publish) (nodekit.Core, error) {
+	c, err := New(p.Config, Output(publish))
+	if err != nil {
+		return nil, err
+	}
+	return &Node{p: p, core: c, prev: c.Status()}, nil
+}
+
+// Handle implements nodekit.Core.
+func (n *Node) Handle(i int, msg []byte, receive stamp.Time) error {
+	return n.core.Add(i, msg, receive)
+}
+
+// Tick implements nodekit.Core: silent inputs stop being waited for.
+func (n *Node) Tick(now stamp.Time) { n.core.Tick(now) }
+
+// Report implements nodekit.Core.
+func (n *Node) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byte, nodekit.Diagnostic) {
+	st := n.core.Status()
+	b = AppendStatusMsg(b, now, st, rt.Inputs, rt.DroppedQueue)
+	d := Diagnose(rt.Node, rt.Inputs, st, n.prev)
+	n.prev = st
+	return b, d
+}
+
+// Reconfigure implements nodekit.Core: timeout_sec and silent_after_sec
+// change live (the others are read-only).
+func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }

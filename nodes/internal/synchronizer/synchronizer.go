@@ -1,0 +1,300 @@
+// Package synchronizer is the ROS-free logic of the synchronizer node: messages
+// of N input topics (any types whose first field is a std_msgs/Header) are
+// matched by a pkg/sync policy on their header stamps; each matched set is
+// republished member by member, unchanged, and summarized in a
+// timealign/msg/MatchedSet.
+//
+// The Core keeps the messages it is given (Add takes ownership: no copy,
+// whatever their size) until their set is published or the policy drops
+// them, so memory is bounded by the queue sizes times the messages' sizes.
+//
+// Reconfigure changes SilentAfter and MaxDropShare of a running Core; the
+// policy's configuration is fixed when the Core is made.
+package synchronizer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/cfgerr"
+	"github.com/timealign/timealign/pkg/stamp"
+	tsync "github.com/timealign/timealign/pkg/sync"
+)
+
+// What names the node's function in its diagnostics ("<node>: synchronizer").
+const What = "synchronizer"
+
+// Config configures a Core.
+type Config struct {
+	// Sync configures the policy and the number of inputs.
+	Sync tsync.Config
+	// SilentAfter is how long an input may stay silent while others
+	// deliver before the diagnostics name it as blocking every set. It
+	// defaults to 2 s.
+	SilentAfter time.Duration
+	// MaxDropShare is the share of an input's messages that may be dropped
+	// (over a status period) before the diagnostics warn. It defaults to 0.5.
+	MaxDropShare float64
+}
+
+// DefaultConfig returns the node's defaults: message_filters' for 2 inputs.
+func DefaultConfig() Config {
+	return Config{Sync: tsync.DefaultConfig(), SilentAfter: 2 * time.Second, MaxDropShare: 0.5}
+}
+
+// ErrConfig is wrapped by the errors of Config.Validate.
+var ErrConfig = errors.New("synchronizer: invalid config")
+
+// Validate reports the first bad field, as a *cfgerr.Error naming the
+// field of Config ("Sync.QueueSize").
+func (c Config) Validate() error {
+	if err := c.Sync.Validate(); err != nil {
+		if ce, ok := cfgerr.As(err); ok {
+			ce.Nest("Sync.")
+		}
+		return err
+	}
+	if c.SilentAfter <= 0 {
+		return cfgerr.New(ErrConfig, "SilentAfter", "is %v, want > 0", c.SilentAfter)
+	}
+	if !(c.MaxDropShare >= 0 && c.MaxDropShare <= 1) {
+		return cfgerr.New(ErrConfig, "MaxDropShare", "is %v, want 0..1", c.MaxDropShare)
+	}
+	return nil
+}
+
+// ErrFixed: Reconfigure was asked to change the policy's configuration,
+// which is fixed when the Core is made.
+var ErrFixed = errors.New("synchronizer: the policy's configuration cannot change while running")
+
+// Output receives a matched set: the members (input order: the messages
+// given to Add, which Output may keep; the members slice itself is reused)
+// and the serialized MatchedSet (new for each set).
+type Output func(members [][]byte, matched []byte)
+
+// Status is a snapshot of a Core.
+type Status struct {
+	Sync             tsync.Status
+	DroppedMalformed []uint64
+	LastArrival      []stamp.Time
+	LastError        string
+}
+
+// Core is the node's logic. One goroutine owns it.
+type Core struct {
+	cfg       Config
+	s         tsync.Synchronizer[[]byte]
+	out       Output
+	members   [][]byte
+	seq       uint64
+	malformed []uint64
+	arrival   []stamp.Time
+	lastErr   error
+	frameID   string
+}
+
+// New returns a Core for cfg that reports sets to out.
+func New(cfg Config, out Output) (*Core, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Core{cfg: cfg, out: out, members: make([][]byte, cfg.Sync.Topics),
+		malformed: make([]uint64, cfg.Sync.Topics), arrival: make([]stamp.Time, cfg.Sync.Topics)}
+	s, err := tsync.New(cfg.Sync, c.onSet, c.onDrop)
+	if err != nil {
+		return nil, err
+	}
+	c.s = s
+	return c, nil
+}
+
+// Add offers a serialized message of input i, received at arrival; msg
+// belongs to the Core from then on (it is published as it is). err
+// describes a message without a readable std_msgs/Header (dropped and
+// counted).
+func (c *Core) Add(i int, msg []byte, arrival stamp.Time) error {
+	if i < 0 || i >= len(c.members) {
+		return fmt.Errorf("synchronizer: input %d out of range", i)
+	}
+	t, _, err := stamp.Header(msg) // frame_id checked too: evidence of a leading Header
+	if err != nil {
+		c.malformed[i]++
+		c.lastErr = err
+		return err
+	}
+	c.arrival[i] = arrival
+	c.s.Add(tsync.Message[[]byte]{Topic: i, Stamp: t, Arrival: arrival, Value: msg})
+	return nil
+}
+
+func (c *Core) onSet(set []tsync.Message[[]byte]) {
+	lo, hi := set[0].Stamp, set[0].Stamp
+	for i, m := range set {
+		c.members[i] = m.Value
+		lo, hi = min(lo, m.Stamp), max(hi, m.Stamp)
+	}
+	matched := AppendMatchedSet(nil, hi, c.frameID, c.seq, set, hi.Sub(lo))
+	c.seq++
+	c.out(c.members, matched)
+	for i := range set {
+		c.members[i] = nil // the Core keeps no reference
+	}
+}
+
+func (c *Core) onDrop(tsync.Message[[]byte], tsync.DropReason) {}
+
+// Reconfigure runs the Core with cfg from now on (a parameter changed):
+// SilentAfter and MaxDropShare apply to the next diagnostics. cfg.Sync must
+// be the Core's (ErrFixed); an invalid cfg is refused. Either way nothing
+// changes on an error.
+func (c *Core) Reconfigure(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	a, b := cfg.Sync, c.cfg.Sync
+	if !slices.Equal(a.LowerBounds, b.LowerBounds) {
+		return ErrFixed
+	}
+	a.LowerBounds, b.LowerBounds = nil, nil
+	if !reflect.DeepEqual(a, b) { // no NaN: both are valid
+		return ErrFixed
+	}
+	c.cfg.SilentAfter, c.cfg.MaxDropShare = cfg.SilentAfter, cfg.MaxDropShare
+	return nil
+}
+
+// Config returns the configuration the Core runs with.
+func (c *Core) Config() Config { return c.cfg }
+
+// Status returns a snapshot.
+func (c *Core) Status() Status {
+	s := Status{Sync: c.s.Status(), DroppedMalformed: append([]uint64(nil), c.malformed...),
+		LastArrival: append([]stamp.Time(nil), c.arrival...)}
+	if c.lastErr != nil {
+		s.LastError = c.lastErr.Error()
+	}
+	return s
+}
+
+// Diagnose returns the node's health at now against the previous status:
+// WARN naming an input that has gone silent while others deliver (it
+// blocks every set), or that dropped more than MaxDropShare of its
+// messages since prev, or malformed messages; OK otherwise. A counter lower
+// than in prev counts as no change. The values end with the writable
+// parameters the Core runs with.
+func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) nodekit.Diagnostic {
+	d := nodekit.Diagnostic{Name: name + ": " + What}
+	var received uint64
+	for _, r := range s.Sync.Received {
+		received += r
+	}
+	if received == 0 {
+		d.Raise(nodekit.Warn, "no input yet")
+	} else {
+		d.Raise(nodekit.OK, "matching")
+	}
+	dropped := s.Sync.DroppedPerTopic()
+	var prevDropped []uint64
+	if len(prev.Sync.Drops) == len(dropped) {
+		prevDropped = prev.Sync.DroppedPerTopic()
+	}
+	for i := range s.LastArrival {
+		topic := fmt.Sprint("in", i)
+		if i < len(inputs) {
+			topic = inputs[i]
+		}
+		if c.silent(s, i, now) {
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
+		}
+		if prevDropped != nil && len(prev.Sync.Received) > i {
+			got := nodekit.Since(s.Sync.Received[i], prev.Sync.Received[i])
+			lost := nodekit.Since(dropped[i], prevDropped[i])
+			if got > 0 && nodekit.Share(lost, got) > c.cfg.MaxDropShare {
+				// The message stays the same while the drops go on (the
+				// node logs changes of health); the counts are values.
+				// Not a share of what came: a policy may drop in this
+				// period what came in the last.
+				d.Raise(nodekit.Warn, fmt.Sprintf("input %s: the policy drops more than max_drop_share of its messages", topic))
+				d.Add(topic+".dropped_since_last_report", lost)
+				d.Add(topic+".received_since_last_report", got)
+			}
+		}
+		if len(prev.DroppedMalformed) > i && s.DroppedMalformed[i] > prev.DroppedMalformed[i] {
+			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: malformed messages dropped (%s)", topic, s.LastError))
+		}
+		d.Add(topic+".received", s.Sync.Received[i])
+		d.Add(topic+".dropped", dropped[i])
+		d.Add(topic+".queued", s.Sync.QueueFill[i])
+	}
+	d.Add("policy", c.cfg.Sync.Policy.String())
+	d.Add("sets", s.Sync.Sets)
+	d.Add("mean_spread", s.Sync.MeanSpread)
+	d.Add("max_spread", s.Sync.MaxSpread)
+	for _, p := range Settings(c.cfg) {
+		d.Add(p.Name, p.Value.String())
+	}
+	return d
+}
+
+// silent reports whether input i has been silent for SilentAfter while
+// another input delivered: it blocks every set.
+func (c *Core) silent(s Status, i int, now stamp.Time) bool {
+	anyRecent := false
+	for _, a := range s.LastArrival {
+		if a != 0 && now.Sub(a) < c.cfg.SilentAfter {
+			anyRecent = true
+		}
+	}
+	a := s.LastArrival[i]
+	return anyRecent && (a == 0 || now.Sub(a) >= c.cfg.SilentAfter)
+}
+
+// Blocking returns the first input (of inputs) that blocks every set, or "".
+func (c *Core) Blocking(inputs []string, s Status, now stamp.Time) string {
+	for i := range s.LastArrival {
+		if c.silent(s, i, now) && i < len(inputs) {
+			return inputs[i]
+		}
+	}
+	return ""
+}
+
+// AppendMatchedSet appends a serialized timealign/msg/MatchedSet (CDR,
+// little endian): header (stamp, frame_id), sequence, the members' stamps
+// and the set's spread.
+func AppendMatchedSet[T any](b []byte, headerStamp stamp.Time, frameID string, seq uint64, set []tsync.Message[T], spread time.Duration) []byte {
+	le := binary.LittleEndian
+	start := len(b)
+	b = append(b, 0x00, 0x01, 0x00, 0x00)
+	align := func(n int) {
+		for (len(b)-start-4)%n != 0 {
+			b = append(b, 0)
+		}
+	}
+	putTime := func(t stamp.Time) {
+		sec, ns, err := t.ROS()
+		if err != nil {
+			sec, ns = 0, 0
+		}
+		align(4)
+		b = le.AppendUint32(b, uint32(sec))
+		b = le.AppendUint32(b, ns)
+	}
+	putTime(headerStamp)
+	b = le.AppendUint32(b, uint32(len(frameID)+1))
+	b = append(b, frameID...)
+	b = append(b, 0)
+	align(8)
+	b = le.AppendUint64(b, seq)
+	b = le.AppendUint32(b, uint32(len(set)))
+	for _, m := range set {
+		putTime(m.Stamp)
+	}
+	putTime(stamp.Time(spread))
+	return b
+}
