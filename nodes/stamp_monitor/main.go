@@ -9,13 +9,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/stampmonitor"
 )
 
-func main() {
-	p := stampmonitor.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "stamp_monitor", What: stampmonitor.What, StatusType: stampmonitor.StatusType,
-		TickEvery: stampmonitor.TickEvery, Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
-}
+func main() { rosnode.Main(stampmonitor.Spec()) }

@@ -10,13 +10,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/streamaligner"
 )
 
-func main() {
-	p := streamaligner.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "stream_aligner", What: streamaligner.What, StatusType: streamaligner.StatusType,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode, TickEvery: streamaligner.TickEvery})
-}
+func main() { rosnode.Main(streamaligner.Spec()) }

@@ -11,13 +11,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/synchronizer"
 )
 
-func main() {
-	p := synchronizer.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "synchronizer", What: synchronizer.What, StatusType: synchronizer.StatusType,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
-}
+func main() { rosnode.Main(synchronizer.Spec()) }

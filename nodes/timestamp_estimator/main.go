@@ -12,13 +12,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 )
 
-func main() {
-	p := timestampestimator.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "timestamp_estimator", What: timestampestimator.What, StatusType: timestampestimator.StatusType,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
-}
+func main() { rosnode.Main(timestampestimator.Spec()) }

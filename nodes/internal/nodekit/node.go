@@ -555,8 +555,9 @@ func (n *Node) report() {
 		}
 	}
 	rt := RuntimeStatus{Node: n.Name.FQN(), Inputs: n.names, DroppedQueue: dropped, Elapsed: n.Clock.Elapsed()}
-	var d Diagnostic
-	n.statusBuf, d = n.core.Report(n.statusBuf, now, rt)
+	r := n.core.Report(now, rt)
+	n.statusBuf = r.AppendStatusMsg(n.statusBuf)
+	d := r.Diagnose()
 	if n.status != nil {
 		if err := n.status.Publish(n.statusBuf); err != nil {
 			n.limited(LogWarn, "~/status", "publish ~/status: ", err)

@@ -58,17 +58,32 @@ func (e *echo) Handle(i int, msg []byte, receive stamp.Time) error {
 
 func (e *echo) Tick(stamp.Time) { e.mu.Lock(); e.ticks++; e.mu.Unlock() }
 
-func (e *echo) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byte, nodekit.Diagnostic) {
+func (e *echo) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rt = append(e.rt, rt)
+	return echoReport{now: now, handled: len(e.handled), rt: rt}
+}
+
+// echoReport is echo's report.
+type echoReport struct {
+	now     stamp.Time
+	handled int
+	rt      nodekit.RuntimeStatus
+}
+
+func (r echoReport) AppendStatusMsg(b []byte) []byte {
 	c := nodekit.NewCDR(b)
-	c.Header(now, "")
-	c.Uint64(uint64(len(e.handled)))
-	c.Uint64(rt.DroppedQueue)
+	c.Header(r.now, "")
+	c.Uint64(uint64(r.handled))
+	c.Uint64(r.rt.DroppedQueue)
+	return c.B
+}
+
+func (r echoReport) Diagnose() nodekit.Diagnostic {
 	var d nodekit.Diagnostic
 	d.Raise(nodekit.OK, "echoing")
-	return c.B, d
+	return d
 }
 
 func (e *echo) Reconfigure(changed []params.Parameter) error {

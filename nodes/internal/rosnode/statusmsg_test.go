@@ -19,9 +19,13 @@ import (
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
+	sensorsimcfg "github.com/timealign/timealign/nodes/internal/sensorsim/config"
 	"github.com/timealign/timealign/nodes/internal/stampmonitor"
+	stampmonitorcfg "github.com/timealign/timealign/nodes/internal/stampmonitor/config"
 	"github.com/timealign/timealign/nodes/internal/streamaligner"
+	streamalignercfg "github.com/timealign/timealign/nodes/internal/streamaligner/config"
 	"github.com/timealign/timealign/nodes/internal/synchronizer"
+	synchronizercfg "github.com/timealign/timealign/nodes/internal/synchronizer/config"
 	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -73,7 +77,7 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		Uncorrected: true, UncorrectedSamples: 31, PeriodChanges: 32,
 	}
 	st := timestampestimator.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedRejected: 30}
-	b := timestampestimator.AppendStatusMsg(nil, statusNow, st, 27)
+	b := timestampestimator.Report{Now: statusNow, Status: st, Runtime: nodekit.RuntimeStatus{DroppedQueue: 27}}.AppendStatusMsg(nil)
 	got := decode[*tamsg.TimestampEstimatorStatus](t, b, tamsg.TimestampEstimatorStatusTypeSupport)
 	want := &tamsg.TimestampEstimatorStatus{
 		Header:       stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -99,7 +103,8 @@ func TestClockSyncStatusEncoding(t *testing.T) {
 		Reboots: 13, Relocks: 14, Outliers: 15, OutOfRange: 16,
 	}
 	st := clocksync.Status{PLL: p, MessagesIn: 17, MessagesOut: 18, DroppedInvalid: 19, DroppedMalformed: 20}
-	b := clocksync.AppendStatusMsg(nil, statusNow, st, 21, 22)
+	st.Config.PLL.FIFOSize = 21
+	b := clocksync.Report{Now: statusNow, Status: st, Runtime: nodekit.RuntimeStatus{DroppedQueue: 22}}.AppendStatusMsg(nil)
 	got := decode[*tamsg.ClockSyncStatus](t, b, tamsg.ClockSyncStatusTypeSupport)
 	want := &tamsg.ClockSyncStatus{
 		Header: stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -116,7 +121,7 @@ func TestClockSyncStatusEncoding(t *testing.T) {
 // TestSyncEncodings: the synchronizer's SyncStatus and MatchedSet, from a
 // core that has matched and dropped messages.
 func TestSyncEncodings(t *testing.T) {
-	cfg := synchronizer.DefaultConfig()
+	cfg := synchronizercfg.DefaultConfig()
 	cfg.Sync.Topics = 3
 	cfg.Sync.QueueSize = 2
 	var matched [][]byte
@@ -137,9 +142,12 @@ func TestSyncEncodings(t *testing.T) {
 	require.NotZero(t, st.Sync.Sets)
 	require.NotZero(t, st.Sync.DroppedPerTopic()[0])
 
+	// /scan silent for 3 s while the others deliver: it blocks every set.
+	st.LastArrival = []stamp.Time{statusNow - ms, statusNow - ms, statusNow - 3*stamp.Time(time.Second)}
 	inputs := []string{"/camera", "/imu", "/scan"}
 	rates := []float64{10, 10.5, 4.25}
-	b := core.AppendStatusMsg(nil, statusNow, st, inputs, rates, 3.5, "/scan", 24)
+	r := synchronizer.Report{Now: statusNow, Status: st, Rates: rates, SetRate: 3.5, Runtime: nodekit.RuntimeStatus{Inputs: inputs, DroppedQueue: 24}}
+	b := r.AppendStatusMsg(nil)
 	got := decode[*tamsg.SyncStatus](t, b, tamsg.SyncStatusTypeSupport)
 	want := &tamsg.SyncStatus{
 		Header: stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -187,8 +195,8 @@ func TestSyncEncodings(t *testing.T) {
 }
 
 func TestAlignerStatusEncoding(t *testing.T) {
-	cfg := streamaligner.DefaultConfig()
-	cfg.Aligner.Streams = append(cfg.Aligner.Streams, streamaligner.DefaultStream(0))
+	cfg := streamalignercfg.DefaultConfig()
+	cfg.Aligner.Streams = append(cfg.Aligner.Streams, streamalignercfg.DefaultStream(0))
 	cfg.Aligner.Streams[0].Period = 10 * time.Millisecond
 	cfg.SilentAfter = 500 * time.Millisecond
 	core, err := streamaligner.New(cfg, func(int, []byte) {})
@@ -208,7 +216,7 @@ func TestAlignerStatusEncoding(t *testing.T) {
 	st := core.Status()
 	require.NotZero(t, st.Aligner.Played)
 	inputs := []string{"/imu", "/scan", "/gps"}
-	b := streamaligner.AppendStatusMsg(nil, statusNow, st, inputs, 7)
+	b := streamaligner.Report{Now: statusNow, Status: st, Runtime: nodekit.RuntimeStatus{Inputs: inputs, DroppedQueue: 7}}.AppendStatusMsg(nil)
 	got := decode[*tamsg.AlignerStatus](t, b, tamsg.AlignerStatusTypeSupport)
 	want := &tamsg.AlignerStatus{
 		Header:  stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -299,17 +307,15 @@ func msgAt(st stamp.Time) []byte { return cdrtest.Message(st, "f", 8) }
 
 // TestSensorSimEncodings: sensor_sim's SensorSimStatus and GroundTruth.
 func TestSensorSimEncodings(t *testing.T) {
-	p := sensorsim.DefaultParams()
-	p.Config.Camera.Enabled = false
-	core, err := p.NewNode(func(int, []byte) {})
-	require.NoError(t, err)
-	n := core.(*sensorsim.Node)
-	n.Attach(nodekit.Env{Outputs: []string{"/imu", "/scan", "/image", "/pps", "/truth"}})
-	st := sensorsim.Status{Running: true, Restarts: 2, Truths: 9, Config: p.Config}
-	st.Sensors[sensorsim.IMU] = sensorsim.SensorStatus{Published: 3, Lost: 4}
-	st.Sensors[sensorsim.Lidar] = sensorsim.SensorStatus{Published: 5, Lost: 6}
+	cfg := sensorsimcfg.DefaultConfig()
+	cfg.Camera.Enabled = false
+	st := sensorsim.Status{Running: true, Restarts: 2, Truths: 9, Config: cfg}
+	st.Sensors[sensorsimcfg.IMU] = sensorsim.SensorStatus{Published: 3, Lost: 4}
+	st.Sensors[sensorsimcfg.Lidar] = sensorsim.SensorStatus{Published: 5, Lost: 6}
 	st.Sensors[3] = sensorsim.SensorStatus{Published: 7}
-	b := n.AppendStatusMsg(nil, statusNow, st, [4]float64{400.5, 10.25, 0, 9.75}, 11)
+	r := sensorsim.Report{Now: statusNow, Status: st, Rates: [4]float64{400.5, 10.25, 0, 9.75},
+		Outputs: []string{"/imu", "/scan", "/image", "/pps", "/truth"}, Runtime: nodekit.RuntimeStatus{DroppedQueue: 11}}
+	b := r.AppendStatusMsg(nil)
 	got := decode[*tamsg.SensorSimStatus](t, b, tamsg.SensorSimStatusTypeSupport)
 	want := &tamsg.SensorSimStatus{Header: stdmsg.Header{Stamp: rosTime(t, statusNow)}, Running: true, Restarts: 2,
 		Sensors: []string{"imu", "lidar", "reference"}, Topics: []string{"/imu", "/scan", "/pps"},
@@ -343,9 +349,9 @@ func TestStampMonitorEncoding(t *testing.T) {
 		{Name: "imu", Topic: "/imu", TruthTopic: "/imu_raw", Raw: e(1), Corrected: e(2), Received: 3, Matched: 4, Unmatched: 5},
 		{Name: "/cam", TruthTopic: "/cam", Raw: e(6), Received: 7},
 	}
-	cfg := stampmonitor.DefaultConfig()
+	cfg := stampmonitorcfg.DefaultConfig()
 	st := stampmonitor.Status{Truths: 8, TruthsUnmatched: 9, Pending: 10, DroppedPending: 11, DroppedMalformed: 12, Config: cfg}
-	b := stampmonitor.AppendStatusMsg(nil, statusNow, st, rows, 13)
+	b := stampmonitor.Report{Now: statusNow, Status: st, Rows: rows, Runtime: nodekit.RuntimeStatus{DroppedQueue: 13}}.AppendStatusMsg(nil)
 	got := decode[*tamsg.StampMonitorStatus](t, b, tamsg.StampMonitorStatusTypeSupport)
 	want := &tamsg.StampMonitorStatus{Header: stdmsg.Header{Stamp: rosTime(t, statusNow)}, Window: rosDuration(t, cfg.Window),
 		Topics: []tamsg.TopicStampErrors{

@@ -15,21 +15,24 @@ import (
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
 	"github.com/timealign/timealign/nodes/internal/nodetest"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor/config"
 	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-func spec(p *Params, node **Node) nodekit.Spec {
-	return nodekit.Spec{Name: "stamp_monitor", What: What, StatusType: StatusType, TickEvery: TickEvery,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports,
-		New: func(pub nodekit.Publish) (nodekit.Core, error) {
-			c, err := p.NewNode(pub)
-			if err == nil {
-				*node = c.(*Node)
-			}
-			return c, err
-		}}
+// specOf is the node's spec on p; node is set to the node's core.
+func specOf(p *config.Params, node **Node) nodekit.Spec {
+	s := spec(p)
+	newNode := s.New
+	s.New = func(pub nodekit.Publish) (nodekit.Core, error) {
+		c, err := newNode(pub)
+		if err == nil {
+			*node = c.(*Node)
+		}
+		return c, err
+	}
+	return s
 }
 
 // TestPipeline: the demo's pipeline on the in-memory graph (no DDS: the
@@ -43,24 +46,22 @@ func TestPipeline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
 		ns := []string{"--ros-args", "-r", "__ns:=/demo"}
-		sp := sensorsim.DefaultParams()
-		stopSim := g.Start(nodekit.Spec{Name: "sensor_sim", What: sensorsim.What, StatusType: sensorsim.StatusType,
-			TickEvery: sensorsim.TickEvery, Bind: sp.Bind, Validate: sp.Validate, Ports: sp.Ports, New: sp.NewNode},
+		stopSim := g.Start(sensorsim.Spec(),
 			append(ns, "-r", "imu:=imu/data_raw", "-r", "scan:=scan_raw", "-r", "image:=camera/image_raw",
 				"-r", "reference:=imu/reference", "-p", "camera.width:=64", "-p", "camera.height:=48")...)
-		tp := timestampestimator.DefaultParams()
-		stopEst := g.Start(nodekit.Spec{Name: "imu_stamps", What: timestampestimator.What, StatusType: timestampestimator.StatusType,
-			Bind: tp.Bind, Validate: tp.Validate, Ports: tp.Ports, New: tp.NewNode},
+		est := timestampestimator.Spec()
+		est.Name = "imu_stamps"
+		stopEst := g.Start(est,
 			append(ns, "-r", "in:=imu/data_raw", "-r", "out:=imu/data", "-r", "reference:=imu/reference",
 				"-p", "message_type:=sensor_msgs/msg/Imu")...)
-		cp := clocksync.DefaultParams()
-		stopClock := g.Start(nodekit.Spec{Name: "scan_clock", What: clocksync.What, StatusType: clocksync.StatusType,
-			Bind: cp.Bind, Validate: cp.Validate, Ports: cp.Ports, New: cp.NewNode},
+		clk := clocksync.Spec()
+		clk.Name = "scan_clock"
+		stopClock := g.Start(clk,
 			append(ns, "-r", "in:=scan_raw", "-r", "out:=scan", "-p", "message_type:=sensor_msgs/msg/LaserScan",
 				"-p", "tick_period_sec:=1e-6", "-p", "tick_bits:=32")...)
-		mp := DefaultParams()
+		mp := config.DefaultParams()
 		var mon *Node
-		stopMon := g.Start(spec(&mp, &mon), append(ns, "-p", "inputs:=2", "-p", "labels:=[imu, lidar]",
+		stopMon := g.Start(specOf(&mp, &mon), append(ns, "-p", "inputs:=2", "-p", "labels:=[imu, lidar]",
 			"-p", "message_types:=[sensor_msgs/msg/Imu, sensor_msgs/msg/LaserScan]",
 			"-r", "in0:=imu/data", "-r", "in1:=scan")...)
 		time.Sleep(12 * time.Second)
@@ -119,9 +120,9 @@ func abs(x float64) float64 { return max(x, -x) }
 func TestSaysWhatIsMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		mp := DefaultParams()
+		mp := config.DefaultParams()
 		var mon *Node
-		stop := g.Start(spec(&mp, &mon), "--ros-args", "-p", "inputs:=2", "-p", "message_types:=[sensor_msgs/msg/Imu]",
+		stop := g.Start(specOf(&mp, &mon), "--ros-args", "-p", "inputs:=2", "-p", "message_types:=[sensor_msgs/msg/Imu]",
 			"-r", "in0:=/imu", "-r", "in1:=/scan", "-r", "truth:=/sim/truth")
 		diag := g.Record("/diagnostics")
 		time.Sleep(1500 * time.Millisecond)
@@ -172,8 +173,7 @@ func lastDiag(r *memros.Recorder) string {
 // TestEveryWritableParameterIsLive: each writable parameter, set at run
 // time, is what the node runs with; the wiring is read-only.
 func TestEveryWritableParameterIsLive(t *testing.T) {
-	p := DefaultParams()
-	node := nodetest.Live(t, &p,
+	node := nodetest.Live(t, Spec(),
 		params.Parameter{Name: "window_sec", Value: params.DoubleValue(30)},
 		params.Parameter{Name: "max_samples", Value: params.IntValue(5000)},
 		params.Parameter{Name: "match_timeout_sec", Value: params.DoubleValue(0.5)},
@@ -187,7 +187,7 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 // TestRejected: out-of-range values and inconsistent wiring are refused
 // with the parameter's name and the reason.
 func TestRejected(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	srv := nodetest.Declare(t, &p, map[string]params.Override{
 		"window_sec":     {Value: params.DoubleValue(0), Source: "-p"},
 		"log_period_sec": {Value: params.DoubleValue(-5), Source: "-p"},

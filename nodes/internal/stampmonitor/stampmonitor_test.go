@@ -11,6 +11,7 @@ import (
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
 	"github.com/timealign/timealign/nodes/internal/stampmonitor"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor/config"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -87,7 +88,7 @@ func TestParseTruth(t *testing.T) {
 // first; two inputs may carry the same sample; the errors before and
 // after are the stamps published and corrected minus the true one.
 func TestMatch(t *testing.T) {
-	cfg := stampmonitor.DefaultConfig()
+	cfg := config.DefaultConfig()
 	c, err := stampmonitor.New(cfg, []string{"imu", "synced"}, []string{"/imu", "/synced/imu"})
 	require.NoError(t, err)
 	var rawErrs, fixedErrs []float64
@@ -152,7 +153,7 @@ func TestSummarize(t *testing.T) {
 // TestUnmatched: messages with no ground truth, and ground truths whose
 // sample never comes, are counted once they have waited MatchTimeout.
 func TestUnmatched(t *testing.T) {
-	cfg := stampmonitor.DefaultConfig()
+	cfg := config.DefaultConfig()
 	c, err := stampmonitor.New(cfg, []string{"scan"}, []string{"/scan"})
 	require.NoError(t, err)
 	for n := range 20 {
@@ -179,7 +180,7 @@ func TestUnmatched(t *testing.T) {
 // messages that match nothing is held to MaxPending; ground truth of more
 // topics than MaxTruthTopics is dropped and counted.
 func TestBoundedMemory(t *testing.T) {
-	cfg := stampmonitor.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.MaxPending = 1000
 	cfg.MaxSamples = 500
 	c, err := stampmonitor.New(cfg, []string{"imu"}, []string{"/imu"})

@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodetest"
+	"github.com/timealign/timealign/nodes/internal/streamaligner/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -17,8 +19,7 @@ import (
 // time, is what the running node then works with; the read-only ones say
 // why in their descriptions.
 func TestEveryWritableParameterIsLive(t *testing.T) {
-	p := DefaultParams()
-	node := nodetest.Live(t, &p,
+	node := nodetest.Live(t, Spec(),
 		params.Parameter{Name: "timeout_sec", Value: params.DoubleValue(0.25)},
 		params.Parameter{Name: "silent_after_sec", Value: params.DoubleValue(0.0)},
 	).(*Node)
@@ -29,13 +30,13 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 // marked silent that has not been silent that long; 0 waits by the
 // timeout alone.
 func TestSilentAfterLive(t *testing.T) {
-	c, out := newCore(t, DefaultConfig()) // silent after 2 s
+	c, out := newCore(t, config.DefaultConfig()) // silent after 2 s
 	base := 1_700_000_000 * stamp.Time(time.Second)
 	sec := stamp.Time(time.Second)
 	require.NoError(t, c.Add(1, cdrtest.Message(base, "b", 8), sec))
 	c.Tick(4 * sec) // both silent for 3 s and more: not waited for
 	require.Equal(t, []bool{true, true}, c.Status().Silent)
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.SilentAfter = 10 * time.Second
 	require.NoError(t, c.Reconfigure(cfg))
 	require.Equal(t, []bool{false, false}, c.Status().Silent, "silent for less than 10 s: waited for again")
@@ -60,7 +61,7 @@ func TestSilentAfterLive(t *testing.T) {
 // TestDiagnoseAcrossCores: a status against one with larger counters
 // (another core's) counts no change, never a wrapped-around difference.
 func TestDiagnoseAcrossCores(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.SilentAfter = 0
 	old, _ := newCore(t, cfg)
 	require.Error(t, old.Add(0, []byte{1}, 1))
@@ -68,8 +69,8 @@ func TestDiagnoseAcrossCores(t *testing.T) {
 	require.NoError(t, old.Add(0, cdrtest.Message(4*ms, "a", 8), 2)) // backward
 	core, _ := newCore(t, cfg)
 	in := []string{"/a", "/b"}
-	require.NotContains(t, Diagnose("/al", in, core.Status(), old.Status()).Message, "input /a")
-	d := Diagnose("/al", in, old.Status(), core.Status())
+	require.NotContains(t, Report{Status: core.Status(), Prev: old.Status(), Runtime: nodekit.RuntimeStatus{Inputs: in}}.Diagnose().Message, "input /a")
+	d := Report{Status: old.Status(), Prev: core.Status(), Runtime: nodekit.RuntimeStatus{Inputs: in}}.Diagnose()
 	require.Contains(t, d.Message, "input /a: 0 late, 1 backward in time")
 	require.Contains(t, d.Message, "input /a: 1 malformed messages dropped")
 }
@@ -77,7 +78,7 @@ func TestDiagnoseAcrossCores(t *testing.T) {
 // TestParameterErrors: rejected values name the parameters, an entry of a
 // per-input array by its place.
 func TestParameterErrors(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	srv := nodetest.Declare(t, &p, map[string]params.Override{
 		"periods_sec":  {Value: params.DoublesValue([]float64{0.01, 0}), Source: "-p"},
 		"buffer_sizes": {Value: params.IntsValue([]int64{-1, -1}), Source: "-p"},

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
+	"github.com/timealign/timealign/nodes/internal/streamaligner/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -20,9 +20,8 @@ import (
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := DefaultParams()
-		s := nodekit.Spec{Name: "stream_aligner", What: What, StatusType: StatusType,
-			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode, TickEvery: TickEvery}
+		p := config.DefaultParams()
+		s := spec(&p)
 		a, b := g.Advertise("/in0", "sensor_msgs/msg/Imu"), g.Advertise("/in1", "sensor_msgs/msg/LaserScan")
 		outA, outB := g.Record("/out0"), g.Record("/out1")
 		stop := g.Start(s, "--ros-args", "-p", "silent_after_sec:=0.5", "-p", "periods_sec:=[0.01, 0.05]")

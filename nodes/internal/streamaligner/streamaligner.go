@@ -23,76 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
-	"github.com/timealign/timealign/nodes/internal/nodekit"
-	"github.com/timealign/timealign/pkg/cfgerr"
+	"github.com/timealign/timealign/nodes/internal/streamaligner/config"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
-
-// What names the node's function in its diagnostics ("<node>: stream aligner").
-const What = "stream aligner"
-
-// MaxInputs bounds the number of inputs.
-const MaxInputs = 64
-
-// Config configures a Core.
-type Config struct {
-	// Aligner configures the StreamAligner; Streams has one entry per
-	// input, in input order. It defaults to two inputs with Rock's stream
-	// defaults (no period, automatic buffer, priority -1) and a 1 s
-	// timeout.
-	Aligner tsync.AlignerConfig
-	// SilentAfter is how long (node time) an input may send nothing before
-	// playback stops waiting for it; 0 waits by the timeout alone, as Rock
-	// does. It defaults to 2 s.
-	SilentAfter time.Duration
-}
-
-// DefaultConfig returns the node's defaults.
-func DefaultConfig() Config {
-	a := tsync.DefaultAlignerConfig()
-	a.MaxBufferSize = DefaultMaxBuffer
-	a.Streams = []tsync.StreamConfig{DefaultStream(0), DefaultStream(0)}
-	return Config{Aligner: a, SilentAfter: 2 * time.Second}
-}
-
-// DefaultMaxBuffer bounds every input's buffer by default: a growing
-// buffer stops there and then drops its oldest message as full.
-const DefaultMaxBuffer = 10000
-
-// DefaultStream returns an input with Rock's default priority and, for a
-// period, an automatic buffer (sized from the timeout), otherwise a
-// growing one.
-func DefaultStream(period time.Duration) tsync.StreamConfig {
-	s := tsync.DefaultStreamConfig(period)
-	if period <= 0 {
-		s.BufferSize = 0
-	}
-	return s
-}
-
-// ErrConfig is wrapped by the errors of Config.Validate.
-var ErrConfig = errors.New("stream_aligner: invalid config")
-
-// Validate reports the first bad field, as a *cfgerr.Error naming the
-// field of Config ("Aligner.Streams[1].BufferSize").
-func (c Config) Validate() error {
-	if n := len(c.Aligner.Streams); n < 1 || n > MaxInputs {
-		return cfgerr.New(ErrConfig, "Aligner.Streams", "has %d inputs, want 1..%d", n, MaxInputs)
-	}
-	if err := c.Aligner.Validate(); err != nil {
-		if ce, ok := cfgerr.As(err); ok {
-			ce.Nest("Aligner.")
-		}
-		return err
-	}
-	if c.SilentAfter < 0 {
-		return cfgerr.New(ErrConfig, "SilentAfter", "is %v, want ≥ 0", c.SilentAfter)
-	}
-	return nil
-}
 
 // ErrFixed: Reconfigure was asked to change the inputs, their periods,
 // priorities or buffers, which are fixed when the Core is made.
@@ -104,16 +39,16 @@ type Output func(i int, msg []byte)
 // Status is a snapshot of a Core.
 type Status struct {
 	Aligner          tsync.AlignerStatus
-	DroppedMalformed []uint64     // per input: no readable std_msgs/Header
-	Silent           []bool       // per input: not waited for (silent for SilentAfter)
-	LastArrival      []stamp.Time // per input: node time of its last message (0: none yet)
-	LastError        string       // the last malformed message's error
-	Config           Config       // the configuration the Core runs with
+	DroppedMalformed []uint64      // per input: no readable std_msgs/Header
+	Silent           []bool        // per input: not waited for (silent for SilentAfter)
+	LastArrival      []stamp.Time  // per input: node time of its last message (0: none yet)
+	LastError        string        // the last malformed message's error
+	Config           config.Config // the configuration the Core runs with
 }
 
 // Core is the node's logic. One goroutine owns it.
 type Core struct {
-	cfg       Config
+	cfg       config.Config
 	a         *tsync.StreamAligner[[]byte]
 	out       Output
 	malformed []uint64
@@ -126,7 +61,7 @@ type Core struct {
 }
 
 // New returns a Core for cfg that plays messages to out.
-func New(cfg Config, out Output) (*Core, error) {
+func New(cfg config.Config, out Output) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -195,7 +130,7 @@ func (c *Core) Tick(now stamp.Time) int {
 // are waited for again. The inputs' configuration must be the Core's
 // (ErrFixed); an invalid cfg is refused. Either way nothing changes on an
 // error.
-func (c *Core) Reconfigure(cfg Config) error {
+func (c *Core) Reconfigure(cfg config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -227,55 +162,4 @@ func (c *Core) Status() Status {
 		s.LastError = c.lastErr.Error()
 	}
 	return s
-}
-
-// Diagnose returns the node's health against the previous status: WARN
-// naming an input that is silent (not waited for), or that had messages
-// dropped (late, backward in time, buffer full, malformed) since prev; OK
-// otherwise. A counter lower than in prev counts as no change. The values
-// end with the writable parameters the Core runs with.
-func Diagnose(name string, inputs []string, s, prev Status) nodekit.Diagnostic {
-	d := nodekit.Diagnostic{Name: name + ": " + What}
-	var received uint64
-	for _, st := range s.Aligner.Streams {
-		received += st.Received
-	}
-	if received == 0 {
-		d.Raise(nodekit.Warn, "no input yet")
-	} else {
-		d.Raise(nodekit.OK, "aligning")
-	}
-	for i, st := range s.Aligner.Streams {
-		if i >= len(inputs) {
-			break
-		}
-		if s.Silent[i] && received > 0 {
-			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: not waited for", inputs[i]))
-		}
-		var p tsync.StreamStatus
-		if i < len(prev.Aligner.Streams) {
-			p = prev.Aligner.Streams[i]
-		}
-		late, back, full := nodekit.Since(st.Late, p.Late), nodekit.Since(st.Backward, p.Backward), nodekit.Since(st.Full, p.Full)
-		if late+back+full > 0 {
-			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d late, %d backward in time, %d pushed out of a full buffer", inputs[i], late, back, full))
-		}
-		var pm uint64
-		if i < len(prev.DroppedMalformed) {
-			pm = prev.DroppedMalformed[i]
-		}
-		if n := nodekit.Since(s.DroppedMalformed[i], pm); n > 0 {
-			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: %d malformed messages dropped (%s)", inputs[i], n, s.LastError))
-		}
-	}
-	if w := s.Aligner.Waiting; w >= 0 && w < len(inputs) {
-		d.Add("waiting_for", inputs[w])
-	}
-	d.Add("played", s.Aligner.Played)
-	d.Add("latency", s.Aligner.Latency)
-	d.Add("timeout", s.Aligner.Timeout)
-	for _, p := range Settings(s.Config) {
-		d.Add(p.Name, p.Value.String())
-	}
-	return d
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/streamaligner/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -20,7 +21,7 @@ type played struct {
 	msg   []byte
 }
 
-func newCore(t testing.TB, cfg Config) (*Core, *[]played) {
+func newCore(t testing.TB, cfg config.Config) (*Core, *[]played) {
 	var out []played
 	c, err := New(cfg, func(i int, msg []byte) { out = append(out, played{i, append([]byte(nil), msg...)}) })
 	require.NoError(t, err)
@@ -31,7 +32,7 @@ func newCore(t testing.TB, cfg Config) (*Core, *[]played) {
 // messages arrive 30 ms late come out in stamp order across both inputs,
 // unchanged, exactly as pkg/sync's StreamAligner plays the same pushes.
 func TestPlaysInStampOrder(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Aligner.Streams[0].Period = 10 * time.Millisecond
 	cfg.Aligner.Streams[1].Period = 100 * time.Millisecond
 	c, out := newCore(t, cfg)
@@ -75,7 +76,7 @@ func TestPlaysInStampOrder(t *testing.T) {
 	}
 	st := c.Status()
 	require.Equal(t, uint64(len(*out)), st.Aligner.Played)
-	require.Equal(t, nodekit.OK, Diagnose("/al", []string{"/imu", "/scan"}, st, Status{}).Level)
+	require.Equal(t, nodekit.OK, Report{Status: st, Prev: Status{}, Runtime: nodekit.RuntimeStatus{Inputs: []string{"/imu", "/scan"}}}.Diagnose().Level)
 }
 
 // TestSilentInput: an input that never sends is waited for (Rock's
@@ -83,7 +84,7 @@ func TestPlaysInStampOrder(t *testing.T) {
 // it has been silent for SilentAfter; then what is buffered plays, the
 // diagnostics name it, and its next message makes it waited for again.
 func TestSilentInput(t *testing.T) {
-	c, out := newCore(t, DefaultConfig())
+	c, out := newCore(t, config.DefaultConfig())
 	base := 1_700_000_000 * stamp.Time(time.Second)
 	for k := stamp.Time(0); k < 5; k++ {
 		require.NoError(t, c.Add(0, cdrtest.Message(base+k*100*ms, "a", 8), k*100*ms+1))
@@ -93,7 +94,7 @@ func TestSilentInput(t *testing.T) {
 	require.Equal(t, 5, c.Tick(2001*ms))
 	st := c.Status()
 	require.Equal(t, []bool{false, true}, st.Silent)
-	d := Diagnose("/al", []string{"/a", "/b"}, st, Status{})
+	d := Report{Status: st, Prev: Status{}, Runtime: nodekit.RuntimeStatus{Inputs: []string{"/a", "/b"}}}.Diagnose()
 	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "input /b is silent: not waited for")
 	require.NoError(t, c.Add(1, cdrtest.Message(base+600*ms, "b", 8), 2100*ms))
@@ -105,7 +106,7 @@ func TestSilentInput(t *testing.T) {
 }
 
 func TestDrops(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.SilentAfter = 0
 	c, out := newCore(t, cfg)
 	require.Error(t, c.Add(0, []byte{0, 1, 0, 0, 6, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0, 0, 0}, 1))
@@ -117,16 +118,16 @@ func TestDrops(t *testing.T) {
 	st := c.Status()
 	require.Equal(t, []uint64{1, 0}, st.DroppedMalformed)
 	require.Equal(t, uint64(1), st.Aligner.Streams[0].Backward)
-	d := Diagnose("/al", []string{"/a", "/b"}, st, Status{})
+	d := Report{Status: st, Prev: Status{}, Runtime: nodekit.RuntimeStatus{Inputs: []string{"/a", "/b"}}}.Diagnose()
 	require.Contains(t, d.Message, "input /a: 0 late, 1 backward in time")
 	require.Contains(t, d.Message, "input /a: 1 malformed messages dropped")
 	// Diagnostics count since the previous status.
-	require.NotContains(t, Diagnose("/al", []string{"/a", "/b"}, st, st).Message, "malformed")
+	require.NotContains(t, Report{Status: st, Prev: st, Runtime: nodekit.RuntimeStatus{Inputs: []string{"/a", "/b"}}}.Diagnose().Message, "malformed")
 }
 
 func TestParams(t *testing.T) {
-	bind := func(overrides map[string]params.Override) (*params.Server, *Params) {
-		p := DefaultParams()
+	bind := func(overrides map[string]params.Override) (*params.Server, *config.Params) {
+		p := config.DefaultParams()
 		srv := params.NewServer(params.Options{Node: "/al", Overrides: overrides})
 		b := params.NewBinder(srv, p.Validate)
 		p.Bind(b)
@@ -165,24 +166,24 @@ func TestParams(t *testing.T) {
 }
 
 func TestReconfigure(t *testing.T) {
-	c, out := newCore(t, DefaultConfig())
+	c, out := newCore(t, config.DefaultConfig())
 	base := 1_700_000_000 * stamp.Time(time.Second)
 	for k := stamp.Time(0); k < 5; k++ {
 		require.NoError(t, c.Add(0, cdrtest.Message(base+k*100*ms, "a", 8), 1))
 	}
 	require.Empty(t, *out)
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Aligner.Timeout = 300 * time.Millisecond
 	require.NoError(t, c.Reconfigure(cfg))
 	require.NotEmpty(t, *out, "the newest stamp is now a timeout ahead")
 	cfg.SilentAfter = -1
-	require.ErrorIs(t, c.Reconfigure(cfg), ErrConfig)
+	require.ErrorIs(t, c.Reconfigure(cfg), config.ErrConfig)
 }
 
 // BenchmarkAdd measures the data path without ROS: parse the stamp,
 // push, play (target: under 2 µs per message).
 func BenchmarkAdd(b *testing.B) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Aligner.Streams[0].Period = 10 * time.Millisecond
 	cfg.Aligner.Streams[1].Period = 10 * time.Millisecond
 	c, err := New(cfg, func(int, []byte) {})

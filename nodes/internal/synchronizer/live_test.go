@@ -9,6 +9,7 @@ import (
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodetest"
+	"github.com/timealign/timealign/nodes/internal/synchronizer/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -18,14 +19,13 @@ import (
 // reported success and changed nothing); the read-only ones say why in
 // their descriptions.
 func TestEveryWritableParameterIsLive(t *testing.T) {
-	p := DefaultParams()
-	node := nodetest.Live(t, &p,
+	node := nodetest.Live(t, Spec(),
 		params.Parameter{Name: "silent_after_sec", Value: params.DoubleValue(10.0)},
 		params.Parameter{Name: "max_drop_share", Value: params.DoubleValue(0.25)},
 	).(*Node)
 	require.Equal(t, 10*time.Second, node.core.Config().SilentAfter)
 	require.Equal(t, 0.25, node.core.Config().MaxDropShare)
-	p = DefaultParams()
+	p := config.DefaultParams()
 	d, _ := nodetest.Declare(t, &p, nil).Describe("policy")
 	require.Equal(t, "one of: approximate, exact, epsilon, latest", d.AdditionalConstraints, "from pkg/sync's name table")
 }
@@ -33,7 +33,7 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 // TestSilentAfterLive: the silence that makes an input blocking follows a
 // change of silent_after_sec at once.
 func TestSilentAfterLive(t *testing.T) {
-	core, err := New(DefaultConfig(), func([][]byte, []byte) {})
+	core, err := New(config.DefaultConfig(), func([][]byte, []byte) {})
 	require.NoError(t, err)
 	sec := stamp.Time(time.Second)
 	require.NoError(t, core.Add(1, cdrtest.Message(1, "", 0), 1)) // then /imu stops
@@ -41,12 +41,12 @@ func TestSilentAfterLive(t *testing.T) {
 		require.NoError(t, core.Add(0, cdrtest.Message(k*sec/10, "", 0), k*sec/10))
 	}
 	inputs := []string{"/camera", "/imu"}
-	require.Equal(t, "/imu", core.Blocking(inputs, core.Status(), 5*sec), "silent for 5 s, over 2 s (the default)")
-	cfg := DefaultConfig()
+	require.Equal(t, "/imu", core.Status().Blocking(inputs, 5*sec), "silent for 5 s, over 2 s (the default)")
+	cfg := config.DefaultConfig()
 	cfg.SilentAfter = 10 * time.Second
 	require.NoError(t, core.Reconfigure(cfg))
-	require.Empty(t, core.Blocking(inputs, core.Status(), 5*sec), "not yet silent for 10 s")
-	d := core.Diagnose("/sync", inputs, core.Status(), core.Status(), 5*sec)
+	require.Empty(t, core.Status().Blocking(inputs, 5*sec), "not yet silent for 10 s")
+	d := Report{Now: 5 * sec, Status: core.Status(), Prev: core.Status(), Runtime: nodekit.RuntimeStatus{Inputs: inputs}}.Diagnose()
 	require.Equal(t, nodekit.OK, d.Level, d.Message)
 
 	fixed := cfg
@@ -57,34 +57,34 @@ func TestSilentAfterLive(t *testing.T) {
 	require.ErrorIs(t, core.Reconfigure(fixed), ErrFixed)
 	bad := cfg
 	bad.MaxDropShare = 2
-	require.ErrorIs(t, core.Reconfigure(bad), ErrConfig)
+	require.ErrorIs(t, core.Reconfigure(bad), config.ErrConfig)
 	require.Equal(t, cfg, core.Config(), "refused: nothing changed")
 }
 
 // TestDiagnoseAcrossCores: a status against one with larger counters
 // (another core's) counts no change, never a wrapped-around difference.
 func TestDiagnoseAcrossCores(t *testing.T) {
-	old, err := New(DefaultConfig(), func([][]byte, []byte) {})
+	old, err := New(config.DefaultConfig(), func([][]byte, []byte) {})
 	require.NoError(t, err)
 	for k := stamp.Time(1); k <= 40; k++ {
 		require.NoError(t, old.Add(0, cdrtest.Message(k*1e8, "", 0), k*1e8)) // input 1 silent: queue drops
 	}
 	_ = old.Add(1, []byte{1}, 0)
-	core, err := New(DefaultConfig(), func([][]byte, []byte) {})
+	core, err := New(config.DefaultConfig(), func([][]byte, []byte) {})
 	require.NoError(t, err)
 	require.NoError(t, core.Add(0, cdrtest.Message(5e9, "", 0), 5e9))
 	require.NoError(t, core.Add(1, cdrtest.Message(5e9, "", 0), 5e9))
 	inputs := []string{"/a", "/b"}
-	d := core.Diagnose("/sync", inputs, core.Status(), old.Status(), 5e9)
+	d := Report{Now: 5e9, Status: core.Status(), Prev: old.Status(), Runtime: nodekit.RuntimeStatus{Inputs: inputs}}.Diagnose()
 	require.Equal(t, nodekit.OK, d.Level, d.Message)
-	d = old.Diagnose("/sync", inputs, old.Status(), core.Status(), 4e9)
+	d = Report{Now: 4e9, Status: old.Status(), Prev: core.Status(), Runtime: nodekit.RuntimeStatus{Inputs: inputs}}.Diagnose()
 	require.Contains(t, d.Message, "input /a: the policy drops more than max_drop_share of its messages")
 	require.Contains(t, d.Message, "input /b: malformed")
 }
 
 // TestParameterErrors: rejected values name the parameters.
 func TestParameterErrors(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	srv := nodetest.Declare(t, &p, map[string]params.Override{
 		"lower_bounds_sec": {Value: params.DoublesValue([]float64{0.01, 0.02, 0.03}), Source: "-p"},
 		"epsilon_sec":      {Value: params.DoubleValue(-1), Source: "-p"},
@@ -97,7 +97,7 @@ func TestParameterErrors(t *testing.T) {
 		`error: parameter "epsilon_sec" (-p): value -1.0 rejected, keeping 0.0: Parameter {epsilon_sec} doesn't comply with floating point range: -1.0 is not in [0.0, 1e+06].`,
 		`error: parameter "lower_bounds_sec" (-p): value [0.01, 0.02, 0.03] rejected, keeping []: lower_bounds_sec has 3 entries, want one per topic (inputs 2) or none`,
 	}, issues)
-	p = DefaultParams()
+	p = config.DefaultParams()
 	srv = nodetest.Declare(t, &p, map[string]params.Override{"lower_bounds_sec": {Value: params.DoublesValue([]float64{0.01, -0.002}), Source: "f.yaml:2"}})
 	require.Len(t, srv.Issues(), 1)
 	require.Contains(t, srv.Issues()[0].Reason, "value 2 of lower_bounds_sec is -0.002, want ≥ 0")

@@ -4,24 +4,37 @@ import (
 	"fmt"
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/synchronizer/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-// StatusType is the type of the node's ~/status.
-const StatusType = "timealign/msg/SyncStatus"
+// Spec returns the synchronizer node, on its default parameters
+// (config.DefaultParams): what its executable runs.
+func Spec() nodekit.Spec {
+	p := config.DefaultParams()
+	return spec(&p)
+}
 
-// Ports returns the node's topics: inputs in0 … in{N-1} (of
+// spec returns the node on p, which the runtime binds to the parameters.
+func spec(p *config.Params) nodekit.Spec {
+	return nodekit.Spec{Name: "synchronizer", What: "synchronizer", StatusType: "timealign/msg/SyncStatus",
+		Bind: p.Bind, Validate: p.Validate,
+		Ports: func() (inputs, outputs []nodekit.Port, err error) { return ports(p) },
+		New:   func(publish nodekit.Publish) (nodekit.Core, error) { return newNode(p, publish) }}
+}
+
+// ports returns the node's topics: inputs in0 … in{N-1} (of
 // message_types, or of the type of their first publisher), outputs out0 …
 // out{N-1} (each the type of its input) and ~/matched
 // (timealign/msg/MatchedSet).
-func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
+func ports(p *config.Params) (inputs, outputs []nodekit.Port, err error) {
 	if err := p.CheckTypes(); err != nil {
 		return nil, nil, err
 	}
 	for i := range p.Config.Sync.Topics {
 		in := fmt.Sprint("in", i)
-		inputs = append(inputs, nodekit.Port{Topic: in, Type: p.MessageType(i), QoS: p.In, TypeParam: "message_types"})
+		inputs = append(inputs, nodekit.Port{Topic: in, Type: nodekit.InputType(p.MessageTypes, i), QoS: p.In, TypeParam: "message_types"})
 		outputs = append(outputs, nodekit.Port{Topic: fmt.Sprint("out", i), SameAs: in, QoS: p.Out})
 	}
 	outputs = append(outputs, nodekit.Port{Topic: "~/matched", Type: "timealign/msg/MatchedSet", QoS: p.Out})
@@ -31,14 +44,14 @@ func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
 // Node runs a Core for the node runtime (a nodekit.Core): input i is
 // in<i>, output i out<i>, output N ~/matched.
 type Node struct {
-	p     *Params
+	p     *config.Params
 	core  *Core
 	rates Rates
 	prev  Status
 }
 
-// NewNode returns the node's nodekit.Core on p, the bound parameters.
-func (p *Params) NewNode(publish nodekit.Publish) (nodekit.Core, error) {
+// newNode returns the node's nodekit.Core on p, the bound parameters.
+func newNode(p *config.Params, publish nodekit.Publish) (nodekit.Core, error) {
 	c, err := New(p.Config, func(members [][]byte, matched []byte) {
 		for i, m := range members {
 			publish(i, m)
@@ -60,13 +73,11 @@ func (n *Node) Handle(i int, msg []byte, receive stamp.Time) error {
 func (n *Node) Tick(stamp.Time) {}
 
 // Report implements nodekit.Core.
-func (n *Node) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byte, nodekit.Diagnostic) {
-	st := n.core.Status()
-	r, setRate := n.rates.Update(st, rt.Elapsed)
-	b = n.core.AppendStatusMsg(b, now, st, rt.Inputs, r, setRate, n.core.Blocking(rt.Inputs, st, now), rt.DroppedQueue)
-	d := n.core.Diagnose(rt.Node, rt.Inputs, st, n.prev, now)
-	n.prev = st
-	return b, d
+func (n *Node) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
+	r := Report{Now: now, Status: n.core.Status(), Prev: n.prev, Runtime: rt}
+	r.Rates, r.SetRate = n.rates.Update(r.Status, rt.Elapsed)
+	n.prev = r.Status
+	return r
 }
 
 // Reconfigure implements nodekit.Core: silent_after_sec and max_drop_share

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
+	"github.com/timealign/timealign/nodes/internal/synchronizer/config"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -21,9 +21,8 @@ import (
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := DefaultParams()
-		s := nodekit.Spec{Name: "synchronizer", What: What, StatusType: StatusType,
-			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
+		p := config.DefaultParams()
+		s := spec(&p)
 		types := []string{"sensor_msgs/msg/Image", "sensor_msgs/msg/Imu", "sensor_msgs/msg/Imu"}
 		var ins []*memros.Publisher
 		var outs []*memros.Recorder
@@ -68,8 +67,8 @@ func TestNode(t *testing.T) {
 // TestPortsRefuseTypeCounts: message_types with a wrong number of entries
 // is a start-up error naming it.
 func TestPortsRefuseTypeCounts(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	p.MessageTypes = []string{"a/msg/A", "b/msg/B", "c/msg/C"}
-	_, _, err := p.Ports()
+	_, _, err := ports(&p)
 	require.ErrorContains(t, err, "message_types has 3 entries")
 }

@@ -20,53 +20,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/nodekit"
-	"github.com/timealign/timealign/pkg/cfgerr"
+	"github.com/timealign/timealign/nodes/internal/synchronizer/config"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
-
-// What names the node's function in its diagnostics ("<node>: synchronizer").
-const What = "synchronizer"
-
-// Config configures a Core.
-type Config struct {
-	// Sync configures the policy and the number of inputs.
-	Sync tsync.Config
-	// SilentAfter is how long an input may stay silent while others
-	// deliver before the diagnostics name it as blocking every set. It
-	// defaults to 2 s.
-	SilentAfter time.Duration
-	// MaxDropShare is the share of an input's messages that may be dropped
-	// (over a status period) before the diagnostics warn. It defaults to 0.5.
-	MaxDropShare float64
-}
-
-// DefaultConfig returns the node's defaults: message_filters' for 2 inputs.
-func DefaultConfig() Config {
-	return Config{Sync: tsync.DefaultConfig(), SilentAfter: 2 * time.Second, MaxDropShare: 0.5}
-}
-
-// ErrConfig is wrapped by the errors of Config.Validate.
-var ErrConfig = errors.New("synchronizer: invalid config")
-
-// Validate reports the first bad field, as a *cfgerr.Error naming the
-// field of Config ("Sync.QueueSize").
-func (c Config) Validate() error {
-	if err := c.Sync.Validate(); err != nil {
-		if ce, ok := cfgerr.As(err); ok {
-			ce.Nest("Sync.")
-		}
-		return err
-	}
-	if c.SilentAfter <= 0 {
-		return cfgerr.New(ErrConfig, "SilentAfter", "is %v, want > 0", c.SilentAfter)
-	}
-	if !(c.MaxDropShare >= 0 && c.MaxDropShare <= 1) {
-		return cfgerr.New(ErrConfig, "MaxDropShare", "is %v, want 0..1", c.MaxDropShare)
-	}
-	return nil
-}
 
 // ErrFixed: Reconfigure was asked to change the policy's configuration,
 // which is fixed when the Core is made.
@@ -83,11 +40,13 @@ type Status struct {
 	DroppedMalformed []uint64
 	LastArrival      []stamp.Time
 	LastError        string
+	// Config is the configuration the Core runs with.
+	Config config.Config
 }
 
 // Core is the node's logic. One goroutine owns it.
 type Core struct {
-	cfg       Config
+	cfg       config.Config
 	s         tsync.Synchronizer[[]byte]
 	out       Output
 	members   [][]byte
@@ -99,7 +58,7 @@ type Core struct {
 }
 
 // New returns a Core for cfg that reports sets to out.
-func New(cfg Config, out Output) (*Core, error) {
+func New(cfg config.Config, out Output) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -152,7 +111,7 @@ func (c *Core) onDrop(tsync.Message[[]byte], tsync.DropReason) {}
 // SilentAfter and MaxDropShare apply to the next diagnostics. cfg.Sync must
 // be the Core's (ErrFixed); an invalid cfg is refused. Either way nothing
 // changes on an error.
-func (c *Core) Reconfigure(cfg Config) error {
+func (c *Core) Reconfigure(cfg config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -169,99 +128,16 @@ func (c *Core) Reconfigure(cfg Config) error {
 }
 
 // Config returns the configuration the Core runs with.
-func (c *Core) Config() Config { return c.cfg }
+func (c *Core) Config() config.Config { return c.cfg }
 
 // Status returns a snapshot.
 func (c *Core) Status() Status {
 	s := Status{Sync: c.s.Status(), DroppedMalformed: append([]uint64(nil), c.malformed...),
-		LastArrival: append([]stamp.Time(nil), c.arrival...)}
+		LastArrival: append([]stamp.Time(nil), c.arrival...), Config: c.cfg}
 	if c.lastErr != nil {
 		s.LastError = c.lastErr.Error()
 	}
 	return s
-}
-
-// Diagnose returns the node's health at now against the previous status:
-// WARN naming an input that has gone silent while others deliver (it
-// blocks every set), or that dropped more than MaxDropShare of its
-// messages since prev, or malformed messages; OK otherwise. A counter lower
-// than in prev counts as no change. The values end with the writable
-// parameters the Core runs with.
-func (c *Core) Diagnose(name string, inputs []string, s, prev Status, now stamp.Time) nodekit.Diagnostic {
-	d := nodekit.Diagnostic{Name: name + ": " + What}
-	var received uint64
-	for _, r := range s.Sync.Received {
-		received += r
-	}
-	if received == 0 {
-		d.Raise(nodekit.Warn, "no input yet")
-	} else {
-		d.Raise(nodekit.OK, "matching")
-	}
-	dropped := s.Sync.DroppedPerTopic()
-	var prevDropped []uint64
-	if len(prev.Sync.Drops) == len(dropped) {
-		prevDropped = prev.Sync.DroppedPerTopic()
-	}
-	for i := range s.LastArrival {
-		topic := fmt.Sprint("in", i)
-		if i < len(inputs) {
-			topic = inputs[i]
-		}
-		if c.silent(s, i, now) {
-			d.Raise(nodekit.Warn, fmt.Sprintf("input %s is silent: it blocks every set", topic))
-		}
-		if prevDropped != nil && len(prev.Sync.Received) > i {
-			got := nodekit.Since(s.Sync.Received[i], prev.Sync.Received[i])
-			lost := nodekit.Since(dropped[i], prevDropped[i])
-			if got > 0 && nodekit.Share(lost, got) > c.cfg.MaxDropShare {
-				// The message stays the same while the drops go on (the
-				// node logs changes of health); the counts are values.
-				// Not a share of what came: a policy may drop in this
-				// period what came in the last.
-				d.Raise(nodekit.Warn, fmt.Sprintf("input %s: the policy drops more than max_drop_share of its messages", topic))
-				d.Add(topic+".dropped_since_last_report", lost)
-				d.Add(topic+".received_since_last_report", got)
-			}
-		}
-		if len(prev.DroppedMalformed) > i && s.DroppedMalformed[i] > prev.DroppedMalformed[i] {
-			d.Raise(nodekit.Warn, fmt.Sprintf("input %s: malformed messages dropped (%s)", topic, s.LastError))
-		}
-		d.Add(topic+".received", s.Sync.Received[i])
-		d.Add(topic+".dropped", dropped[i])
-		d.Add(topic+".queued", s.Sync.QueueFill[i])
-	}
-	d.Add("policy", c.cfg.Sync.Policy.String())
-	d.Add("sets", s.Sync.Sets)
-	d.Add("mean_spread", s.Sync.MeanSpread)
-	d.Add("max_spread", s.Sync.MaxSpread)
-	for _, p := range Settings(c.cfg) {
-		d.Add(p.Name, p.Value.String())
-	}
-	return d
-}
-
-// silent reports whether input i has been silent for SilentAfter while
-// another input delivered: it blocks every set.
-func (c *Core) silent(s Status, i int, now stamp.Time) bool {
-	anyRecent := false
-	for _, a := range s.LastArrival {
-		if a != 0 && now.Sub(a) < c.cfg.SilentAfter {
-			anyRecent = true
-		}
-	}
-	a := s.LastArrival[i]
-	return anyRecent && (a == 0 || now.Sub(a) >= c.cfg.SilentAfter)
-}
-
-// Blocking returns the first input (of inputs) that blocks every set, or "".
-func (c *Core) Blocking(inputs []string, s Status, now stamp.Time) string {
-	for i := range s.LastArrival {
-		if c.silent(s, i, now) && i < len(inputs) {
-			return inputs[i]
-		}
-	}
-	return ""
 }
 
 // AppendMatchedSet appends a serialized timealign/msg/MatchedSet (CDR,

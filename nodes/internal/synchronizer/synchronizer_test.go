@@ -9,12 +9,13 @@ import (
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/synchronizer/config"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
 
 func TestMatchesAndRepublishesUnchanged(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	var sets [][][]byte
 	var matched [][]byte
 	c, err := New(cfg, func(members [][]byte, m []byte) {
@@ -58,7 +59,7 @@ func TestMatchesAndRepublishesUnchanged(t *testing.T) {
 }
 
 func TestDiagnoseSilentInput(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	c, err := New(cfg, func([][]byte, []byte) {})
 	require.NoError(t, err)
 	sec := stamp.Time(time.Second)
@@ -66,14 +67,14 @@ func TestDiagnoseSilentInput(t *testing.T) {
 		require.NoError(t, c.Add(0, cdrtest.Message(k*sec/10, "", 0), k*sec/10))
 	}
 	st := c.Status()
-	d := c.Diagnose("/sync", []string{"/camera", "/imu"}, st, Status{}, 5*sec)
+	d := Report{Now: 5 * sec, Status: st, Prev: Status{}, Runtime: nodekit.RuntimeStatus{Inputs: []string{"/camera", "/imu"}}}.Diagnose()
 	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "input /imu is silent: it blocks every set")
 	prev := st
 	for k := stamp.Time(50); k < 100; k++ {
 		require.NoError(t, c.Add(0, cdrtest.Message(k*sec/10, "", 0), k*sec/10))
 	}
-	d = c.Diagnose("/sync", []string{"/camera", "/imu"}, c.Status(), prev, 10*sec)
+	d = Report{Now: 10 * sec, Status: c.Status(), Prev: prev, Runtime: nodekit.RuntimeStatus{Inputs: []string{"/camera", "/imu"}}}.Diagnose()
 	require.Contains(t, d.Message, "input /camera: the policy drops more than max_drop_share of its messages", "queue overflow while /imu is silent")
 	values := map[string]string{}
 	for _, kv := range d.Values {
@@ -84,19 +85,19 @@ func TestDiagnoseSilentInput(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Sync.Topics = 1
 	_, err := New(cfg, nil)
 	require.ErrorIs(t, err, tsync.ErrConfig)
-	cfg = DefaultConfig()
+	cfg = config.DefaultConfig()
 	cfg.MaxDropShare = 2
-	require.ErrorIs(t, cfg.Validate(), ErrConfig)
+	require.ErrorIs(t, cfg.Validate(), config.ErrConfig)
 }
 
 // BenchmarkAdd measures the data path without ROS: read the stamp,
 // queue the message, match, and build the MatchedSet (target: under 2 µs).
 func BenchmarkAdd(b *testing.B) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Sync.Topics = 3
 	c, err := New(cfg, func([][]byte, []byte) {})
 	require.NoError(b, err)
@@ -130,17 +131,17 @@ func TestMessageTypes(t *testing.T) {
 		{"four for three", []string{"a/msg/A", "b/msg/B", "c/msg/C", "d/msg/D"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := DefaultParams()
+			p := config.DefaultParams()
 			p.Config.Sync.Topics = 3
 			p.MessageTypes = tc.types
 			err := p.CheckTypes()
 			if tc.want == nil {
-				require.ErrorIs(t, err, ErrConfig)
+				require.ErrorIs(t, err, config.ErrConfig)
 				return
 			}
 			require.NoError(t, err)
 			for i, w := range tc.want {
-				require.Equal(t, w, p.MessageType(i), "input %d", i)
+				require.Equal(t, w, nodekit.InputType(p.MessageTypes, i), "input %d", i)
 			}
 		})
 	}

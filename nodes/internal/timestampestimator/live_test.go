@@ -10,6 +10,7 @@ import (
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodetest"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 	"github.com/timealign/timealign/pkg/tsest"
@@ -20,7 +21,6 @@ import (
 // estimator, the counters go on); the read-only ones say why in their
 // descriptions.
 func TestEveryWritableParameterIsLive(t *testing.T) {
-	p := DefaultParams()
 	changes := []params.Parameter{
 		{Name: "stamp_source", Value: params.StringValue("receive_time")},
 		{Name: "window_sec", Value: params.DoubleValue(0.75)},
@@ -29,7 +29,7 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 		{Name: "loss_threshold", Value: params.IntValue(5)},
 		{Name: "never_infer_loss", Value: params.BoolValue(true)},
 	}
-	node := nodetest.Live(t, &p, changes...).(*Node)
+	node := nodetest.Live(t, Spec(), changes...).(*Node)
 	require.Equal(t, uint64(len(changes)), node.core.Status().Estimator.Resets, "each change restarted the estimator")
 }
 
@@ -37,7 +37,7 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 // minimum latency, which moves every estimate), the counters go on, a bad
 // Config is refused and changes nothing.
 func TestReconfigure(t *testing.T) {
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	samples := imu(t, 600)
 	feed := func(from, to int) (last stamp.Time, lastRecv stamp.Time) {
@@ -54,7 +54,7 @@ func TestReconfigure(t *testing.T) {
 	require.Error(t, err)
 	feed(0, 300)
 	before := core.Status()
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Estimator.MinLatency = 50 * time.Millisecond
 	require.NoError(t, core.Reconfigure(cfg))
 	est, recv := feed(300, 600)
@@ -104,28 +104,28 @@ func TestAddCountersCoversEveryCounter(t *testing.T) {
 // with larger counters (before a rebuild) count no change, never a
 // wrapped-around difference.
 func TestDiagnoseAcrossCores(t *testing.T) {
-	old, err := New(DefaultConfig())
+	old, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	for _, s := range imu(t, 50) {
 		_, _ = old.Process(cdrtest.Message(s.Receive, "imu", 4), 0)
 		_, _ = old.Process([]byte{1, 2, 3}, 0)
 	}
 	_, _ = old.Process(cdrtest.Message(1e9, "imu", 4), 0) // back
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	_, _ = core.Process(cdrtest.Message(5e9, "imu", 4), 0)
-	d := Diagnose("/ts", core.Status(), old.Status())
+	d := Report{Status: core.Status(), Prev: old.Status()}.Diagnose()
 	require.NotContains(t, d.Message, "malformed")
 	require.NotContains(t, d.Message, "went back")
 	require.NotContains(t, d.Message, "18446744073709551")
-	d = Diagnose("/ts", old.Status(), core.Status())
+	d = Report{Status: old.Status(), Prev: core.Status()}.Diagnose()
 	require.Contains(t, d.Message, "50 malformed messages dropped")
 }
 
 // TestParameterErrors: rejected sets and overrides name the parameters and
 // their values in seconds, and the allowed range.
 func TestParameterErrors(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	srv := nodetest.Declare(t, &p, nil)
 	for _, tc := range []struct {
 		sets []params.Parameter
@@ -149,7 +149,7 @@ func TestParameterErrors(t *testing.T) {
 		require.EqualError(t, srv.Set(tc.sets[last])[0], tc.want)
 	}
 	// The same reasons for parameter files and -p.
-	p = DefaultParams()
+	p = config.DefaultParams()
 	srv = nodetest.Declare(t, &p, map[string]params.Override{
 		"window_sec": {Value: params.DoubleValue(0.5), Source: "ts.yaml:3"},
 		"period_sec": {Value: params.DoubleValue(3.0), Source: "-p"},

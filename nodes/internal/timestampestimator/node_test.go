@@ -10,15 +10,11 @@ import (
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 	"github.com/timealign/timealign/pkg/tsest"
 )
-
-func spec(p *Params) nodekit.Spec {
-	return nodekit.Spec{Name: "timestamp_estimator", What: What, StatusType: StatusType,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
-}
 
 // TestNode: the node's wiring without ROS: `in` (its type from the graph)
 // stamped by the estimator on `out`, hardware references on `reference`
@@ -27,9 +23,9 @@ func spec(p *Params) nodekit.Spec {
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := DefaultParams()
+		p := config.DefaultParams()
 		in := g.Advertise("/imu_raw", "sensor_msgs/msg/Imu")
-		ref := g.Advertise("/reference", TimeReferenceType)
+		ref := g.Advertise("/reference", config.TimeReferenceType)
 		out, status := g.Record("/imu"), g.Record("/timestamp_estimator/status")
 		stop := g.Start(spec(&p), "--ros-args", "-r", "in:=/imu_raw", "-r", "out:=/imu", "-p", "window_sec:=1.0")
 		time.Sleep(300 * time.Millisecond) // discovery
@@ -82,10 +78,10 @@ func TestNode(t *testing.T) {
 // never empty (the node would wait for a publisher of reference to learn
 // it before stamping anything).
 func TestReferenceType(t *testing.T) {
-	p := DefaultParams()
-	ins, _, err := p.Ports()
+	p := config.DefaultParams()
+	ins, _, err := ports(&p)
 	require.NoError(t, err)
-	require.Equal(t, nodekit.Port{Topic: "reference", Type: TimeReferenceType, QoS: p.In, TypeParam: "reference_type"}, ins[1])
+	require.Equal(t, nodekit.Port{Topic: "reference", Type: config.TimeReferenceType, QoS: p.In, TypeParam: "reference_type"}, ins[1])
 	srv := params.NewServer(params.Options{Node: "/ts", Overrides: map[string]params.Override{
 		"reference_type": {Value: params.StringValue(""), Source: "-p"},
 	}})
@@ -94,10 +90,10 @@ func TestReferenceType(t *testing.T) {
 	require.NoError(t, b.Declare())
 	require.Len(t, srv.Issues(), 1)
 	require.Contains(t, srv.Issues()[0].String(), "reference_type is empty")
-	require.Equal(t, TimeReferenceType, p.ReferenceType)
+	require.Equal(t, config.TimeReferenceType, p.ReferenceType)
 	require.True(t, p.Config.ReferenceTimeRef)
 
-	p = DefaultParams()
+	p = config.DefaultParams()
 	srv = params.NewServer(params.Options{Node: "/ts", Overrides: map[string]params.Override{
 		"reference_type": {Value: params.StringValue("sensor_msgs/msg/Imu"), Source: "-p"},
 	}})
@@ -106,7 +102,7 @@ func TestReferenceType(t *testing.T) {
 	require.NoError(t, b.Declare())
 	require.Empty(t, srv.Issues())
 	require.False(t, p.Config.ReferenceTimeRef, "header.stamp of the Header-first type")
-	ins, _, err = p.Ports()
+	ins, _, err = ports(&p)
 	require.NoError(t, err)
 	require.Equal(t, "sensor_msgs/msg/Imu", ins[1].Type)
 }

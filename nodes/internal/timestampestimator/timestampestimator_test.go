@@ -9,6 +9,7 @@ import (
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -24,16 +25,16 @@ func imu(t testing.TB, n int) []sim.Sample {
 }
 
 func TestRewritesStamps(t *testing.T) {
-	for _, src := range []Source{HeaderStamp, ReceiveTime} {
+	for _, src := range []config.Source{config.HeaderStamp, config.ReceiveTime} {
 		t.Run(src.String(), func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.DefaultConfig()
 			cfg.Source = src
 			core, err := New(cfg)
 			require.NoError(t, err)
 			var errs []float64
 			for i, s := range imu(t, 1000) {
 				hdr := s.Receive
-				if src == ReceiveTime {
+				if src == config.ReceiveTime {
 					hdr = 42 // garbage in the header: the receive time is used
 				}
 				msg := cdrtest.Message(hdr, "imu", 304)
@@ -59,7 +60,7 @@ func TestRewritesStamps(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	pub, err := core.Process([]byte{1, 2}, 0)
 	require.False(t, pub)
@@ -81,13 +82,13 @@ func TestBadInput(t *testing.T) {
 	require.Equal(t, uint64(2), st.MessagesOut)
 	require.Equal(t, uint64(1), st.Estimator.Backward)
 	require.Equal(t, uint64(1), st.References)
-	d := Diagnose("/ts", st, Status{})
+	d := Report{Status: st, Prev: Status{}}.Diagnose()
 	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "4 malformed messages dropped")
 	require.Contains(t, d.Message, "1 stamps went back")
-	_, err = ParseSource("gps")
-	require.ErrorIs(t, err, ErrConfig)
-	cfg := DefaultConfig()
+	_, err = config.ParseSource("gps")
+	require.ErrorIs(t, err, config.ErrConfig)
+	cfg := config.DefaultConfig()
 	cfg.Estimator.Window = 0
 	_, err = New(cfg)
 	require.Error(t, err)
@@ -105,7 +106,7 @@ func TestReferencesAndStampsGoingBack(t *testing.T) {
 }
 
 func testReferences(t *testing.T, timeRef bool) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.ReferenceTimeRef = timeRef
 	core, err := New(cfg)
 	require.NoError(t, err)
@@ -141,7 +142,7 @@ func testReferences(t *testing.T, timeRef bool) {
 	require.Equal(t, uint64(1000), st.MessagesOut)
 	require.Equal(t, uint64(1), st.Estimator.Backward)
 	require.Equal(t, uint64(1), st.Estimator.RejectedReferences)
-	d := Diagnose("/ts", st, Status{})
+	d := Report{Status: st, Prev: Status{}}.Diagnose()
 	require.Contains(t, d.Message, "1 stamps went back")
 	require.Contains(t, d.Message, "1 references rejected")
 }
@@ -150,7 +151,7 @@ func testReferences(t *testing.T, timeRef bool) {
 // `ros2 topic pub` sends) are passed on, but the node has no estimate and
 // its diagnostics say why.
 func TestUnstampedInput(t *testing.T) {
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	for range 100 {
 		pub, err := core.Process(cdrtest.Message(0, "imu", 304), 0)
@@ -160,24 +161,24 @@ func TestUnstampedInput(t *testing.T) {
 	st := core.Status()
 	require.False(t, st.Estimator.HaveEstimate)
 	require.Equal(t, uint64(99), st.Estimator.Duplicates)
-	d := Diagnose("/ts", st, Status{})
+	d := Report{Status: st, Prev: Status{}}.Diagnose()
 	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "99 of 100 stamps repeat the previous one: is header.stamp set?")
 	// A stamped stream is healthy: no such warning.
-	core, err = New(DefaultConfig())
+	core, err = New(config.DefaultConfig())
 	require.NoError(t, err)
 	for _, s := range imu(t, 300) {
 		_, err := core.Process(cdrtest.Message(s.Receive, "imu", 304), 0)
 		require.NoError(t, err)
 	}
-	d = Diagnose("/ts", core.Status(), Status{})
+	d = Report{Status: core.Status(), Prev: Status{}}.Diagnose()
 	require.Equal(t, nodekit.OK, d.Level, d.Message)
 }
 
 // BenchmarkProcess measures the data path without ROS on a
 // sensor_msgs/Imu-sized message (target: under 2 µs).
 func BenchmarkProcess(b *testing.B) {
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(b, err)
 	samples := imu(b, 10000)
 	msg := cdrtest.Message(samples[0].Receive, "imu_link", 304)
@@ -197,7 +198,7 @@ func BenchmarkProcess(b *testing.B) {
 }
 
 func TestParams(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	srv := params.NewServer(params.Options{Node: "/imu/ts", Overrides: map[string]params.Override{}})
 	b := params.NewBinder(srv, p.Validate)
 	p.Bind(b)
@@ -220,7 +221,7 @@ func TestParams(t *testing.T) {
 // fit mature: the diagnostics say so and name the parameter; a stream
 // whose period changed raises a warning with the new period.
 func TestDiagnoseShortWindow(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Estimator.Window = 50 * time.Millisecond // 5 periods of the 100 Hz IMU
 	core, err := New(cfg)
 	require.NoError(t, err)
@@ -230,12 +231,12 @@ func TestDiagnoseShortWindow(t *testing.T) {
 	}
 	st := core.Status()
 	require.Positive(t, st.Estimator.UncorrectedSamples, "stamps left as received")
-	d := Diagnose("/ts", st, Status{})
+	d := Report{Status: st, Prev: Status{}}.Diagnose()
 	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "window_sec")
 
 	// A period that doubles half-way (the rate halves).
-	core, err = New(DefaultConfig())
+	core, err = New(config.DefaultConfig())
 	require.NoError(t, err)
 	tt := sim.DefaultStart
 	var prev Status
@@ -251,6 +252,6 @@ func TestDiagnoseShortWindow(t *testing.T) {
 		_, err := core.Process(cdrtest.Message(tt.Add(time.Duration(i*7919%1000)*time.Microsecond), "imu", 4), tt)
 		require.NoError(t, err)
 	}
-	d = Diagnose("/ts", core.Status(), prev)
+	d = Report{Status: core.Status(), Prev: prev}.Diagnose()
 	require.Contains(t, d.Message, "the period changed")
 }

@@ -1,4 +1,4 @@
-package sensorsim
+package config
 
 import (
 	"github.com/timealign/timealign/internal/rosmsgs"

@@ -1,9 +1,8 @@
-package stampmonitor
+package config
 
 import (
 	"fmt"
 
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/qos"
 )
@@ -45,8 +44,9 @@ var fieldParams = map[string]string{
 // params.NewBinder.
 func (p *Params) Validate() error { return params.NameFields(p.Config.Validate(), fieldParams) }
 
-// check checks what the read-only parameters say together.
-func (p *Params) check() error {
+// CheckInputs checks that message_types and labels have an entry per
+// input (message_types: or none, or one for all; labels: or none).
+func (p *Params) CheckInputs() error {
 	if n := len(p.MessageTypes); n > 1 && n != p.Inputs {
 		return fmt.Errorf("%w: message_types has %d entries, want none (discover), 1 or one per input (%d)", ErrConfig, n, p.Inputs)
 	}
@@ -82,7 +82,7 @@ func (p *Params) Bind(b *params.Binder) {
 		FloatRange: params.Floats(0.1, 3600, 0)})
 	qos.Bind(b, "qos.in", &p.In)
 	qos.Bind(b, "qos.truth", &p.Truth)
-	b.Check(p.check)
+	b.Check(p.CheckInputs)
 }
 
 // Settings returns the writable parameters as cfg has them.
@@ -91,24 +91,4 @@ func Settings(cfg Config) []params.Parameter {
 	b := params.NewBinder(nil, nil)
 	p.Bind(b)
 	return b.Writable()
-}
-
-// StatusType is the type of the node's ~/status.
-const StatusType = "timealign/msg/StampMonitorStatus"
-
-// TruthType is the type of `truth`.
-const TruthType = "timealign/msg/GroundTruth"
-
-// Ports returns the node's topics: input `truth` (GroundTruth), then in0 …
-// in{N-1}; no output.
-func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
-	if err := p.check(); err != nil {
-		return nil, nil, err
-	}
-	inputs = []nodekit.Port{{Topic: "truth", Type: TruthType, QoS: p.Truth}}
-	for i := range p.Inputs {
-		inputs = append(inputs, nodekit.Port{Topic: fmt.Sprint("in", i), Type: nodekit.InputType(p.MessageTypes, i),
-			QoS: p.In, TypeParam: "message_types"})
-	}
-	return inputs, nil, nil
 }

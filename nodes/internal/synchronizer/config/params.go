@@ -1,9 +1,8 @@
-package synchronizer
+package config
 
 import (
 	"fmt"
 
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/qos"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -48,9 +47,6 @@ func (p *Params) CheckTypes() error {
 	}
 	return nil
 }
-
-// MessageType returns the type of input i; "" to discover it.
-func (p *Params) MessageType(i int) string { return nodekit.InputType(p.MessageTypes, i) }
 
 // Bind declares the parameters on b, bound to p. The writable ones take
 // effect through Core.Reconfigure; those of the policy are read-only: the

@@ -1,4 +1,4 @@
-package clocksync
+package config
 
 import (
 	"github.com/timealign/timealign/pkg/params"

@@ -1,10 +1,9 @@
-package streamaligner
+package config
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/qos"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -57,9 +56,6 @@ func Settings(cfg Config) []params.Parameter {
 	p.Bind(b)
 	return b.Writable()
 }
-
-// MessageType returns the type of input i; "" to discover it.
-func (p *Params) MessageType(i int) string { return nodekit.InputType(p.MessageTypes, i) }
 
 // perInput returns entry i of an array parameter that has none, one for
 // all, or one per input.

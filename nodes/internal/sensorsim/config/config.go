@@ -1,25 +1,4 @@
-// Package sensorsim is the ROS-free logic of the sensor_sim node: simulated
-// sensors (pkg/sim) published live as standard sensor messages, each sample
-// with its ground truth, so that timealign's nodes can be tried, and
-// measured, without hardware.
-//
-// Three sensors and a pulse: an IMU (sensor_msgs/msg/Imu) stamped on
-// arrival with a scheduler's jitter, a lidar (sensor_msgs/msg/LaserScan)
-// stamped by its own drifting clock whose tick counter wraps around, a
-// camera (sensor_msgs/msg/Image) of a real image size, and hardware
-// reference pulses (sensor_msgs/msg/TimeReference) every so many IMU
-// samples. Each sensor is a pkg/sim stream with its own rate, latency,
-// jitter, loss, bursts, drift and wraparound ([Sensor]), started at the node
-// clock's time: its samples are published when the node's clock reaches
-// their arrival, so with use_sim_time they follow /clock. Every published
-// sample is described on `truth` (timealign/msg/GroundTruth): its topic,
-// number, true acquisition time, the stamp it was published with and its
-// stamp.Fingerprint, by which stamp_monitor finds it again after a node
-// rewrote its stamp.
-//
-// Cost: per sample one pkg/sim step (O(1)), the message (its size: an image
-// is drawn anew) and two publications; memory is constant.
-package sensorsim
+package config
 
 import (
 	"errors"
@@ -34,9 +13,6 @@ import (
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
-
-// What names the node's function in its diagnostics ("<node>: simulated sensors").
-const What = "simulated sensors"
 
 // ErrConfig is wrapped by every error of Config.Validate.
 var ErrConfig = errors.New("sensor_sim: invalid config")
@@ -133,7 +109,8 @@ const (
 	IMU = iota
 	Lidar
 	Camera
-	numSensors
+	// NumSensors is the number of sensors.
+	NumSensors
 )
 
 // SensorNames are the sensors' names, as their parameters' prefixes and in
@@ -141,8 +118,8 @@ const (
 var SensorNames = []string{"imu", "lidar", "camera"}
 
 // Sensors returns the sensors in output order.
-func (c *Config) Sensors() [numSensors]*Sensor {
-	return [numSensors]*Sensor{&c.IMU, &c.Lidar, &c.Camera}
+func (c *Config) Sensors() [NumSensors]*Sensor {
+	return [NumSensors]*Sensor{&c.IMU, &c.Lidar, &c.Camera}
 }
 
 // DefaultConfig returns the node's defaults: a 400 Hz IMU stamped on
@@ -270,9 +247,9 @@ func (s *Sensor) SimConfig(seed uint64, start stamp.Time) sim.Config {
 	return c
 }
 
-// SensorSeed is the seed of sensor i's stream (and, for i = numSensors,
+// SensorSeed is the seed of sensor i's stream (and, for i = NumSensors,
 // of the reference pulses' jitter) for the node's seed.
-func SensorSeed(seed uint64, i int) uint64 { return seed*(numSensors+1) + uint64(i) + 1 }
+func SensorSeed(seed uint64, i int) uint64 { return seed*(NumSensors+1) + uint64(i) + 1 }
 
 // HeaderStamp is what sensor s writes into header.stamp for sample x.
 func (s *Sensor) HeaderStamp(x sim.Sample) stamp.Time {

@@ -1,4 +1,4 @@
-package timestampestimator
+package config
 
 import (
 	"fmt"
