@@ -7,13 +7,18 @@
 // the message's receive stamp, and rewrites header.stamp in place with the
 // corrected time; every other byte is left as it was. While the PLL has no
 // valid estimate the message is dropped and counted, or passed on with its
-// receive stamp or unchanged, as Config.WhenInvalid says. Cost per message:
+// receive stamp or unchanged, as config.Config.WhenInvalid says. Cost per message:
 // one PLL update (O(FIFOSize)) plus two 8-byte reads and writes; no
 // allocation.
 //
 // Reconfigure applies a new Config to a running Core: a new PLL
 // configuration restarts the fit, a new WhenInvalid applies to the next
 // message; every counter goes on from where it was.
+//
+// Spec is the node that nodes/clock_sync runs; Report is what it
+// reports once a second (~/status, /diagnostics). Its parameters are
+// declared in the package config beneath, which the offline tools read
+// without the node runtime.
 package clocksync
 
 import (

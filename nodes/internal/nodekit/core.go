@@ -89,9 +89,10 @@ type Port struct {
 }
 
 // Spec describes a node to the runtime: its name, its parameters, its
-// topics and how to make its Core.
+// topics and how to make its Core. Each node's package exports its Spec
+// (nodes/internal/registry lists them).
 type Spec struct {
-	// Name is the node's default name.
+	// Name is the node's default name, and its executable's.
 	Name string
 	// What names the node's function in its diagnostics ("<node name>:
 	// <What>").

@@ -4,7 +4,8 @@
 // an in-memory one for tests.
 //
 //   - [Node] and [Spec]: a node is its parameters, its topics ([Port]) and
-//     its [Core] (the algorithm: handle a message, tick, report, reconfigure).
+//     its [Core] (the algorithm: handle a message, tick, reconfigure, and
+//     once a second a [Report]: its status message and its health).
 //     The runtime declares and serves the parameters, waits for the types of
 //     inputs given none (discovery), creates the outputs, subscribes the
 //     inputs, and runs one owner goroutine that drives the core and

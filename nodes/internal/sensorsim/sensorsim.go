@@ -19,6 +19,11 @@
 //
 // Cost: per sample one pkg/sim step (O(1)), the message (its size: an image
 // is drawn anew) and two publications; memory is constant.
+//
+// Spec is the node that nodes/sensor_sim runs; Report is what it
+// reports once a second (~/status, /diagnostics). Its parameters are
+// declared in the package config beneath, which the offline tools read
+// without the node runtime.
 package sensorsim
 
 import (

@@ -15,6 +15,38 @@ import (
 // checks whether the table is due.
 const TickEvery = 100 * time.Millisecond
 
+// TruthType is the type of `truth`.
+const TruthType = "timealign/msg/GroundTruth"
+
+// Spec returns the stamp_monitor node, on its default parameters
+// (config.DefaultParams): what its executable runs.
+func Spec() nodekit.Spec {
+	p := config.DefaultParams()
+	return spec(&p)
+}
+
+// spec returns the node on p, which the runtime binds to the parameters.
+func spec(p *config.Params) nodekit.Spec {
+	return nodekit.Spec{Name: "stamp_monitor", What: "stamp monitor", StatusType: "timealign/msg/StampMonitorStatus", TickEvery: TickEvery,
+		Bind: p.Bind, Validate: p.Validate,
+		Ports: func() (inputs, outputs []nodekit.Port, err error) { return ports(p) },
+		New:   func(publish nodekit.Publish) (nodekit.Core, error) { return newNode(p, publish) }}
+}
+
+// ports returns the node's topics: input `truth` (GroundTruth), then in0 …
+// in{N-1}; no output.
+func ports(p *config.Params) (inputs, outputs []nodekit.Port, err error) {
+	if err := p.CheckInputs(); err != nil {
+		return nil, nil, err
+	}
+	inputs = []nodekit.Port{{Topic: "truth", Type: TruthType, QoS: p.Truth}}
+	for i := range p.Inputs {
+		inputs = append(inputs, nodekit.Port{Topic: fmt.Sprint("in", i), Type: nodekit.InputType(p.MessageTypes, i),
+			QoS: p.In, TypeParam: "message_types"})
+	}
+	return inputs, nil, nil
+}
+
 // Node runs a Core for the node runtime (a nodekit.Core and
 // nodekit.Attacher): input 0 is `truth`, input i+1 is in<i>.
 type Node struct {
@@ -88,35 +120,3 @@ func (n *Node) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
 
 // Reconfigure implements nodekit.Core.
 func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }
-
-// TruthType is the type of `truth`.
-const TruthType = "timealign/msg/GroundTruth"
-
-// Spec returns the stamp_monitor node, on its default parameters
-// (config.DefaultParams): what its executable runs.
-func Spec() nodekit.Spec {
-	p := config.DefaultParams()
-	return spec(&p)
-}
-
-// spec returns the node on p, which the runtime binds to the parameters.
-func spec(p *config.Params) nodekit.Spec {
-	return nodekit.Spec{Name: "stamp_monitor", What: "stamp monitor", StatusType: "timealign/msg/StampMonitorStatus", TickEvery: TickEvery,
-		Bind: p.Bind, Validate: p.Validate,
-		Ports: func() (inputs, outputs []nodekit.Port, err error) { return ports(p) },
-		New:   func(publish nodekit.Publish) (nodekit.Core, error) { return newNode(p, publish) }}
-}
-
-// ports returns the node's topics: input `truth` (GroundTruth), then in0 …
-// in{N-1}; no output.
-func ports(p *config.Params) (inputs, outputs []nodekit.Port, err error) {
-	if err := p.CheckInputs(); err != nil {
-		return nil, nil, err
-	}
-	inputs = []nodekit.Port{{Topic: "truth", Type: TruthType, QoS: p.Truth}}
-	for i := range p.Inputs {
-		inputs = append(inputs, nodekit.Port{Topic: fmt.Sprint("in", i), Type: nodekit.InputType(p.MessageTypes, i),
-			QoS: p.In, TypeParam: "message_types"})
-	}
-	return inputs, nil, nil
-}

@@ -23,6 +23,11 @@
 // the ground-truth topics by MaxTruthTopics. Cost per message: a
 // fingerprint (its size) and O(1) map work; per summary O(n log n) for the
 // n samples of a window.
+//
+// Spec is the node that nodes/stamp_monitor runs; Report is what it
+// reports once a second (~/status, /diagnostics). Its parameters are
+// declared in the package config beneath, which the offline tools read
+// without the node runtime.
 package stampmonitor
 
 import (

@@ -17,6 +17,11 @@
 //
 // Reconfigure changes the timeout and SilentAfter of a running Core; the
 // inputs, their periods, priorities and buffers are fixed when it is made.
+//
+// Spec is the node that nodes/stream_aligner runs; Report is what it
+// reports once a second (~/status, /diagnostics). Its parameters are
+// declared in the package config beneath, which the offline tools read
+// without the node runtime.
 package streamaligner
 
 import (

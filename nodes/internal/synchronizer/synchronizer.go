@@ -10,6 +10,11 @@
 //
 // Reconfigure changes SilentAfter and MaxDropShare of a running Core; the
 // policy's configuration is fixed when the Core is made.
+//
+// Spec is the node that nodes/synchronizer runs; Report is what it
+// reports once a second (~/status, /diagnostics). Its parameters are
+// declared in the package config beneath, which the offline tools read
+// without the node runtime.
 package synchronizer
 
 import (

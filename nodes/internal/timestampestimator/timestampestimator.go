@@ -4,16 +4,21 @@
 //
 // For each serialized message the Core takes the time the sample was
 // received (header.stamp as the driver wrote it, or the DDS receive time,
-// as Config.Source says), feeds the estimator, and rewrites header.stamp in
+// as config.Config.Source says), feeds the estimator, and rewrites header.stamp in
 // place with the estimate; every other byte is left as it was. Messages on
 // the optional reference topic carry hardware reference stamps (a sync
 // pulse): the time_ref of a sensor_msgs/msg/TimeReference, or the
-// header.stamp of another Header-first type (Config.ReferenceTimeRef).
+// header.stamp of another Header-first type (config.Config.ReferenceTimeRef).
 // Cost per message: one estimator update and two 8-byte reads and writes;
 // no allocation.
 //
 // Reconfigure applies a new Config to a running Core: the estimator starts
 // over with it, and every counter goes on from where it was.
+//
+// Spec is the node that nodes/timestamp_estimator runs; Report is what it
+// reports once a second (~/status, /diagnostics). Its parameters are
+// declared in the package config beneath, which the offline tools read
+// without the node runtime.
 package timestampestimator
 
 import (
@@ -88,7 +93,7 @@ func (c *Core) Process(msg []byte, receive stamp.Time) (publish bool, err error)
 
 // Reference takes a message of the reference topic: its time_ref (a
 // sensor_msgs/msg/TimeReference) or its header.stamp (any other
-// Header-first type), as Config.ReferenceTimeRef says, is a hardware
+// Header-first type), as config.Config.ReferenceTimeRef says, is a hardware
 // reference stamp. A malformed message is dropped and counted; a reference
 // the estimator rejects (it belongs to no sample of the current fit) is
 // counted in its status. The error says why.
