@@ -22,12 +22,11 @@ import (
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := config.DefaultParams()
 		rec := map[string]*memros.Recorder{}
 		for _, topic := range []string{"/demo/imu/data_raw", "/demo/scan_raw", "/demo/camera/image_raw", "/demo/imu/reference", "/demo/truth", "/demo/sensor_sim/status"} {
 			rec[topic] = g.Record(topic)
 		}
-		stop := g.Start(spec(&p), "--ros-args", "-r", "__ns:=/demo", "-r", "imu:=imu/data_raw", "-r", "scan:=scan_raw",
+		stop := g.Start(Spec(), "--ros-args", "-r", "__ns:=/demo", "-r", "imu:=imu/data_raw", "-r", "scan:=scan_raw",
 			"-r", "image:=camera/image_raw", "-r", "reference:=imu/reference", "-p", "camera.width:=64", "-p", "camera.height:=48")
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
@@ -61,10 +60,9 @@ func truthTopic(t *testing.T, msg []byte) string {
 func TestSimTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := config.DefaultParams()
 		imu := g.Record("/imu")
 		clock := g.Advertise("/clock", "rosgraph_msgs/msg/Clock")
-		stop := g.Start(spec(&p), "--ros-args", "-p", "use_sim_time:=true", "-p", "camera.width:=8", "-p", "camera.height:=8")
+		stop := g.Start(Spec(), "--ros-args", "-p", "use_sim_time:=true", "-p", "camera.width:=8", "-p", "camera.height:=8")
 		time.Sleep(time.Second)
 		synctest.Wait()
 		require.Empty(t, imu.Messages(), "no /clock yet")

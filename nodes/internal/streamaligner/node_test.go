@@ -9,7 +9,6 @@ import (
 
 	"github.com/timealign/timealign/internal/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
-	"github.com/timealign/timealign/nodes/internal/streamaligner/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -20,8 +19,7 @@ import (
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := config.DefaultParams()
-		s := spec(&p)
+		s := Spec()
 		a, b := g.Advertise("/in0", "sensor_msgs/msg/Imu"), g.Advertise("/in1", "sensor_msgs/msg/LaserScan")
 		outA, outB := g.Record("/out0"), g.Record("/out1")
 		stop := g.Start(s, "--ros-args", "-p", "silent_after_sec:=0.5", "-p", "periods_sec:=[0.01, 0.05]")

@@ -21,8 +21,7 @@ import (
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := config.DefaultParams()
-		s := spec(&p)
+		s := Spec()
 		types := []string{"sensor_msgs/msg/Image", "sensor_msgs/msg/Imu", "sensor_msgs/msg/Imu"}
 		var ins []*memros.Publisher
 		var outs []*memros.Recorder
