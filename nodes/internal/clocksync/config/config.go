@@ -49,7 +49,7 @@ func ParseInvalidPolicy(s string) (InvalidPolicy, error) {
 // ErrConfig is wrapped by every error of Config.Validate.
 var ErrConfig = errors.New("clock_sync: invalid config")
 
-// Config configures a Core.
+// Config configures the node's Core (in the package above).
 type Config struct {
 	// PLL configures the clock fit. Its TickPeriod is the duration of one
 	// device tick in header.stamp's device time and TickBits the width the

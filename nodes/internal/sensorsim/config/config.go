@@ -92,7 +92,7 @@ type Reference struct {
 	Latency time.Duration
 }
 
-// Config configures a Core.
+// Config configures the node's Core (in the package above).
 type Config struct {
 	// Seed selects the random streams; the same seed gives the same
 	// samples (their stamps relative to the start).

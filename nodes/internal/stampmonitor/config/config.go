@@ -13,7 +13,7 @@ var ErrConfig = errors.New("stamp_monitor: invalid config")
 // MaxInputs bounds the inputs.
 const MaxInputs = 32
 
-// Config configures a Core.
+// Config configures the node's Core (in the package above).
 type Config struct {
 	// Window is the span of the sliding window the figures cover. It
 	// defaults to 10 s.

@@ -11,7 +11,7 @@ import (
 // MaxInputs bounds the number of inputs.
 const MaxInputs = 64
 
-// Config configures a Core.
+// Config configures the node's Core (in the package above).
 type Config struct {
 	// Aligner configures the StreamAligner; Streams has one entry per
 	// input, in input order. It defaults to two inputs with Rock's stream

@@ -8,7 +8,7 @@ import (
 	tsync "github.com/timealign/timealign/pkg/sync"
 )
 
-// Config configures a Core.
+// Config configures the node's Core (in the package above).
 type Config struct {
 	// Sync configures the policy and the number of inputs.
 	Sync tsync.Config

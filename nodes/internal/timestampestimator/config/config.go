@@ -46,7 +46,7 @@ func ParseSource(s string) (Source, error) {
 	return 0, fmt.Errorf("%w: stamp_source is %q, want one of %s", ErrConfig, s, strings.Join(sourceNames, ", "))
 }
 
-// Config configures a Core.
+// Config configures the node's Core (in the package above).
 type Config struct {
 	// Estimator configures pkg/tsest. It defaults to tsest.DefaultConfig.
 	Estimator tsest.Config
