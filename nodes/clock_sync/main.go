@@ -11,12 +11,7 @@ package main
 
 import (
 	"github.com/timealign/timealign/nodes/internal/clocksync"
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 )
 
-func main() {
-	p := clocksync.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "clock_sync", What: clocksync.What, StatusType: clocksync.StatusType,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
-}
+func main() { rosnode.Main(clocksync.Spec()) }

@@ -12,9 +12,13 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/nodes/internal/clocksync"
+	clocksynccfg "github.com/timealign/timealign/nodes/internal/clocksync/config"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
-	"github.com/timealign/timealign/nodes/internal/stampmon"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	sensorsimcfg "github.com/timealign/timealign/nodes/internal/sensorsim/config"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor"
+	stampmonitorcfg "github.com/timealign/timealign/nodes/internal/stampmonitor/config"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator"
+	timestampestimatorcfg "github.com/timealign/timealign/nodes/internal/timestampestimator/config"
 	"github.com/timealign/timealign/nodes/nodeparams"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/rosname"
@@ -32,10 +36,10 @@ const (
 
 // Scenario is what the parameter files say of the demo's nodes.
 type Scenario struct {
-	Sim       sensorsim.Config
-	Estimator tsestnode.Config
-	Clock     clocksync.Config
-	Monitor   stampmon.Config
+	Sim       sensorsimcfg.Config
+	Estimator timestampestimatorcfg.Config
+	Clock     clocksynccfg.Config
+	Monitor   stampmonitorcfg.Config
 }
 
 // Load resolves the demo nodes' parameters in namespace ns ("/demo") from
@@ -65,17 +69,17 @@ func Load(files []*params.File, ns string) (Scenario, []string, error) {
 	if err != nil {
 		return sc, warnings, err
 	}
-	policy, err := clocksync.ParseInvalidPolicy(clk.WhenInvalid)
+	policy, err := clocksynccfg.ParseInvalidPolicy(clk.WhenInvalid)
 	if err != nil {
 		return sc, warnings, err
 	}
 	sc.Sim, sc.Monitor = sim, mon.Config
-	sc.Estimator = tsestnode.DefaultConfig()
+	sc.Estimator = timestampestimatorcfg.DefaultConfig()
 	sc.Estimator.Estimator = est.Config
 	if est.ReceiveTime {
-		sc.Estimator.Source = tsestnode.ReceiveTime
+		sc.Estimator.Source = timestampestimatorcfg.ReceiveTime
 	}
-	sc.Clock = clocksync.Config{PLL: clk.PLL, WhenInvalid: policy}
+	sc.Clock = clocksynccfg.Config{PLL: clk.PLL, WhenInvalid: policy}
 	return sc, warnings, nil
 }
 
@@ -95,9 +99,9 @@ const (
 //
 // The camera's images are drawn 8x8 (mono8): their size changes the time a
 // replay takes, not its figures.
-func Replay(sc Scenario, start stamp.Time, d time.Duration) ([]stampmon.TopicErrors, error) {
-	sc.Sim.Image = sensorsim.Image{Width: 8, Height: 8, Encoding: "mono8"}
-	est, err := tsestnode.New(sc.Estimator)
+func Replay(sc Scenario, start stamp.Time, d time.Duration) ([]stampmonitor.TopicErrors, error) {
+	sc.Sim.Image = sensorsimcfg.Image{Width: 8, Height: 8, Encoding: "mono8"}
+	est, err := timestampestimator.New(sc.Estimator)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +109,7 @@ func Replay(sc Scenario, start stamp.Time, d time.Duration) ([]stampmon.TopicErr
 	if err != nil {
 		return nil, err
 	}
-	mon, err := stampmon.New(sc.Monitor, []string{"imu", "lidar"}, []string{"imu", "scan"})
+	mon, err := stampmonitor.New(sc.Monitor, []string{"imu", "lidar"}, []string{"imu", "scan"})
 	if err != nil {
 		return nil, err
 	}

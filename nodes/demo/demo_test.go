@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/nodes/internal/stampmon"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -52,7 +52,7 @@ func TestOffline(t *testing.T) {
 	require.NoError(t, err)
 	rows, err := Replay(sc, stamp.Time(1_800_000_000*time.Second), 15*time.Second)
 	require.NoError(t, err)
-	t.Logf("config/demo.yaml offline, the monitor's table at 15 s:\n%s", stampmon.Table(rows, sc.Monitor.Window))
+	t.Logf("config/demo.yaml offline, the monitor's table at 15 s:\n%s", stampmonitor.Table(rows, sc.Monitor.Window))
 	imu, lidar := rows[RowIMU], rows[RowLidar]
 	require.InDelta(t, 4000, imu.Raw.Count, 5)
 	require.InDelta(t, 577e3, imu.Raw.Std, 30e3, "uniform 0–2 ms")
@@ -63,7 +63,7 @@ func TestOffline(t *testing.T) {
 	require.Greater(t, lidar.Raw.Std, 1e12, "the wrap: a jump of 4295 s in the raw stamps")
 	require.Less(t, lidar.Corrected.Std, 100e3)
 	require.InDelta(t, 1e6, lidar.Corrected.Mean, 0.5e6, "the lidar's 1 ms latency remains: no fit can see it")
-	var camera *stampmon.TopicErrors
+	var camera *stampmonitor.TopicErrors
 	for i := range rows {
 		if rows[i].TruthTopic == "camera/image_raw" {
 			camera = &rows[i]

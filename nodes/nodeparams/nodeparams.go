@@ -1,8 +1,12 @@
 // Package nodeparams resolves the parameters of timealign's nodes from ROS 2
 // parameter files exactly as the running nodes do, for the offline tools
-// (timealign bag fix, the demo's offline replay in nodes/demo): the same declarations, ranges, checks and messages,
-// the node's own and the runtime's (inbox.*, use_sim_time), with node-name
-// sections and wildcards resolved for the node's fully qualified name.
+// (timealign bag fix, the demo's offline replay in nodes/demo): the same
+// declarations (each node's nodes/internal/<node>/config, and the
+// runtime's inbox.* and use_sim_time in nodes/internal/runtimeparams), so
+// the same ranges, checks and messages, with node-name sections and
+// wildcards resolved for the node's fully qualified name. The
+// declarations need no node runtime: a tool that imports nodeparams does
+// not link nodekit.
 //
 // A value the node would reject (and keep its default for) is an error
 // here; a name the node does not declare is a warning.
@@ -12,12 +16,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/timealign/timealign/nodes/internal/clocksync"
-	"github.com/timealign/timealign/nodes/internal/nodekit"
-	"github.com/timealign/timealign/nodes/internal/sensorsim"
-	"github.com/timealign/timealign/nodes/internal/stampmon"
-	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	clocksynccfg "github.com/timealign/timealign/nodes/internal/clocksync/config"
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
+	sensorsimcfg "github.com/timealign/timealign/nodes/internal/sensorsim/config"
+	stampmonitorcfg "github.com/timealign/timealign/nodes/internal/stampmonitor/config"
+	synchronizercfg "github.com/timealign/timealign/nodes/internal/synchronizer/config"
+	timestampestimatorcfg "github.com/timealign/timealign/nodes/internal/timestampestimator/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/pll"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -37,9 +41,9 @@ type Estimator struct {
 // TimestampEstimator resolves the parameters of the timestamp_estimator
 // node named node ("/ns/name") from files.
 func TimestampEstimator(files []*params.File, node string) (Estimator, []string, error) {
-	p := tsestnode.DefaultParams()
-	warnings, err := declare(files, node, p.Bind, p.Validate)
-	return Estimator{Config: p.Config.Estimator, ReceiveTime: p.Config.Source == tsestnode.ReceiveTime,
+	p := timestampestimatorcfg.DefaultParams()
+	_, warnings, err := Resolve(files, node, p.Bind, p.Validate)
+	return Estimator{Config: p.Config.Estimator, ReceiveTime: p.Config.Source == timestampestimatorcfg.ReceiveTime,
 		MessageType: p.MessageType}, warnings, err
 }
 
@@ -54,8 +58,8 @@ type Clock struct {
 
 // ClockSync resolves the parameters of the clock_sync node named node.
 func ClockSync(files []*params.File, node string) (Clock, []string, error) {
-	p := clocksync.DefaultParams()
-	warnings, err := declare(files, node, p.Bind, p.Validate)
+	p := clocksynccfg.DefaultParams()
+	_, warnings, err := Resolve(files, node, p.Bind, p.Validate)
 	return Clock{PLL: p.Config.PLL, WhenInvalid: p.Config.WhenInvalid.String(), MessageType: p.MessageType},
 		warnings, err
 }
@@ -70,22 +74,22 @@ type Sync struct {
 // node; inputs is the default of its inputs parameter (the number of
 // topics the caller synchronizes).
 func Synchronizer(files []*params.File, node string, inputs int) (Sync, []string, error) {
-	p := syncnode.DefaultParams()
+	p := synchronizercfg.DefaultParams()
 	p.Config.Sync.Topics = inputs
-	warnings, err := declare(files, node, p.Bind, p.Validate)
+	_, warnings, err := Resolve(files, node, p.Bind, p.Validate)
 	return Sync{Config: p.Config.Sync, MessageTypes: p.MessageTypes}, warnings, err
 }
 
 // SensorSim resolves the parameters of the sensor_sim node named node.
-func SensorSim(files []*params.File, node string) (sensorsim.Config, []string, error) {
-	p := sensorsim.DefaultParams()
-	warnings, err := declare(files, node, p.Bind, p.Validate)
+func SensorSim(files []*params.File, node string) (sensorsimcfg.Config, []string, error) {
+	p := sensorsimcfg.DefaultParams()
+	_, warnings, err := Resolve(files, node, p.Bind, p.Validate)
 	return p.Config, warnings, err
 }
 
 // Monitor is what a stamp_monitor node's parameters say.
 type Monitor struct {
-	Config stampmon.Config
+	Config stampmonitorcfg.Config
 	Inputs int
 	Labels []string
 }
@@ -93,26 +97,30 @@ type Monitor struct {
 // StampMonitor resolves the parameters of the stamp_monitor node named
 // node.
 func StampMonitor(files []*params.File, node string) (Monitor, []string, error) {
-	p := stampmon.DefaultParams()
-	warnings, err := declare(files, node, p.Bind, p.Validate)
+	p := stampmonitorcfg.DefaultParams()
+	_, warnings, err := Resolve(files, node, p.Bind, p.Validate)
 	return Monitor{Config: p.Config, Inputs: p.Inputs, Labels: p.Labels}, warnings, err
 }
 
-// declare binds a node's parameters and the runtime's with the overrides
-// files give node; it fails on any value the node would reject.
-func declare(files []*params.File, node string, bind func(*params.Binder), validate func() error) (warnings []string, err error) {
-	srv := params.NewServer(params.Options{Node: node, Overrides: params.ResolveOverrides(node, files, nil)})
+// Resolve declares the parameters of the node named node ("/ns/name")
+// with the overrides files give it, on a new parameter server that it
+// returns: the node's own parameters, which bind declares and validate
+// checks (a node's config.Params' Bind and Validate, or its
+// nodekit.Spec's), and the runtime's. It fails on any value the node would
+// reject; the warnings name the parameters the files set that the node
+// does not declare.
+func Resolve(files []*params.File, node string, bind func(*params.Binder), validate func() error) (srv *params.Server, warnings []string, err error) {
+	srv = params.NewServer(params.Options{Node: node, Overrides: params.ResolveOverrides(node, files, nil)})
 	b := params.NewBinder(srv, validate)
 	bind(b)
 	if err := b.Declare(); err != nil {
-		return nil, fmt.Errorf("node %s: %w", node, err)
+		return nil, nil, fmt.Errorf("node %s: %w", node, err)
 	}
-	var useSimTime bool
-	limits := nodekit.DefaultLimits()
+	runtime := runtimeparams.DefaultParams()
 	rt := params.NewBinder(srv, nil)
-	nodekit.BindRuntime(rt, &useSimTime, &limits)
+	runtime.Bind(rt)
 	if err := rt.Declare(); err != nil {
-		return nil, fmt.Errorf("node %s: %w", node, err)
+		return nil, nil, fmt.Errorf("node %s: %w", node, err)
 	}
 	var errs []error
 	for _, is := range srv.Issues() {
@@ -122,5 +130,5 @@ func declare(files []*params.File, node string, bind func(*params.Binder), valid
 			warnings = append(warnings, fmt.Sprintf("node %s: %s", node, is))
 		}
 	}
-	return warnings, errors.Join(errs...)
+	return srv, warnings, errors.Join(errs...)
 }

@@ -10,13 +10,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
 )
 
-func main() {
-	p := sensorsim.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "sensor_sim", What: sensorsim.What, StatusType: sensorsim.StatusType,
-		TickEvery: sensorsim.TickEvery, Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
-}
+func main() { rosnode.Main(sensorsim.Spec()) }

@@ -1,7 +1,7 @@
 //go:build ros2
 
 // Command stamp_monitor measures corrected topics against sensor_sim's
-// ground truth (nodes/internal/stampmon): per input in0 … in{N-1}, the
+// ground truth (nodes/internal/stampmonitor): per input in0 … in{N-1}, the
 // stamp error before and after correction over a sliding window, on
 // ~/status (timealign/msg/StampMonitorStatus) and as a table in the log.
 //
@@ -9,13 +9,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/stampmon"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor"
 )
 
-func main() {
-	p := stampmon.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "stamp_monitor", What: stampmon.What, StatusType: stampmon.StatusType,
-		TickEvery: stampmon.TickEvery, Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
-}
+func main() { rosnode.Main(stampmonitor.Spec()) }

@@ -2,7 +2,7 @@
 
 // Command stream_aligner republishes the messages of N inputs in0 …
 // in{N-1}, each unchanged on out0 … out{N-1}, in the order of their header
-// stamps across all inputs (nodes/internal/alignnode: Rock's StreamAligner
+// stamps across all inputs (nodes/internal/streamaligner: Rock's StreamAligner
 // with a period per input as its lookahead and a timeout in stamps).
 //
 //	ros2 run timealign stream_aligner --ros-args -p inputs:=2 \
@@ -10,13 +10,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/alignnode"
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
+	"github.com/timealign/timealign/nodes/internal/streamaligner"
 )
 
-func main() {
-	p := alignnode.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "stream_aligner", What: alignnode.What, StatusType: alignnode.StatusType,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode, TickEvery: alignnode.TickEvery})
-}
+func main() { rosnode.Main(streamaligner.Spec()) }

@@ -1,7 +1,7 @@
 //go:build ros2
 
 // Command synchronizer matches messages of N inputs in0 … in{N-1} with a
-// message_filters policy (nodes/internal/syncnode): each matched set is
+// message_filters policy (nodes/internal/synchronizer): each matched set is
 // republished member by member, unchanged, on out0 … out{N-1}, and
 // summarized on ~/matched (timealign/msg/MatchedSet).
 //
@@ -11,13 +11,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/syncnode"
+	"github.com/timealign/timealign/nodes/internal/synchronizer"
 )
 
-func main() {
-	p := syncnode.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "synchronizer", What: syncnode.What, StatusType: syncnode.StatusType,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
-}
+func main() { rosnode.Main(synchronizer.Spec()) }

@@ -2,7 +2,7 @@
 
 // Command timestamp_estimator republishes a periodic topic of any message
 // type whose first field is a std_msgs/Header with header.stamp replaced by
-// pkg/tsest's estimate of the acquisition time (nodes/internal/tsestnode).
+// pkg/tsest's estimate of the acquisition time (nodes/internal/timestampestimator).
 // Messages on the optional `reference` topic carry hardware reference
 // stamps: sensor_msgs/msg/TimeReference (time_ref) by default, or the
 // header.stamp of the Header-first type given as reference_type.
@@ -12,13 +12,8 @@
 package main
 
 import (
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/rosnode"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 )
 
-func main() {
-	p := tsestnode.DefaultParams()
-	rosnode.Main(nodekit.Spec{Name: "timestamp_estimator", What: tsestnode.What, StatusType: tsestnode.StatusType,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode})
-}
+func main() { rosnode.Main(timestampestimator.Spec()) }

@@ -11,20 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/alignnode"
-	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
-	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	"github.com/timealign/timealign/nodes/internal/registry"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-// subject is one node as its main wires it, with the inputs the tests
-// publish on (each of type typ) and the output of input 0.
+// subject is a node of the registry, with the arguments the tests start
+// it with, the inputs they publish on (each of type typ) and the output of
+// input 0.
 type subject struct {
 	name   string
-	spec   func() nodekit.Spec
 	argv   []string
 	inputs []string
 	out0   string
@@ -32,33 +29,44 @@ type subject struct {
 
 const typ = "sensor_msgs/msg/Imu"
 
+// subjects are the nodes that republish what they take: every node of the
+// registry but those of skipped.
 var subjects = []subject{
-	{"timestamp_estimator", func() nodekit.Spec {
-		p := tsestnode.DefaultParams()
-		return nodekit.Spec{Name: "timestamp_estimator", What: tsestnode.What, StatusType: tsestnode.StatusType,
-			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
-	}, []string{"-p", "message_type:=" + typ}, []string{"/in"}, "/out"},
-	{"clock_sync", func() nodekit.Spec {
-		p := clocksync.DefaultParams()
-		return nodekit.Spec{Name: "clock_sync", What: clocksync.What, StatusType: clocksync.StatusType,
-			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
-	}, []string{"-p", "message_type:=" + typ}, []string{"/in"}, "/out"},
-	{"synchronizer", func() nodekit.Spec {
-		p := syncnode.DefaultParams()
-		return nodekit.Spec{Name: "synchronizer", What: syncnode.What, StatusType: syncnode.StatusType,
-			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
-	}, []string{"-p", "message_types:=[" + typ + "]"}, []string{"/in0", "/in1"}, "/out0"},
-	{"stream_aligner", func() nodekit.Spec {
-		p := alignnode.DefaultParams()
-		return nodekit.Spec{Name: "stream_aligner", What: alignnode.What, StatusType: alignnode.StatusType,
-			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode, TickEvery: alignnode.TickEvery}
-	}, []string{"-p", "message_types:=[" + typ + "]", "-p", "periods_sec:=[0.1]"}, []string{"/in0", "/in1"}, "/out0"},
+	{"timestamp_estimator", []string{"-p", "message_type:=" + typ}, []string{"/in"}, "/out"},
+	{"clock_sync", []string{"-p", "message_type:=" + typ}, []string{"/in"}, "/out"},
+	{"synchronizer", []string{"-p", "message_types:=[" + typ + "]"}, []string{"/in0", "/in1"}, "/out0"},
+	{"stream_aligner", []string{"-p", "message_types:=[" + typ + "]", "-p", "periods_sec:=[0.1]"}, []string{"/in0", "/in1"}, "/out0"},
+}
+
+// skipped are the nodes of the registry the tests leave out, and why.
+var skipped = map[string]string{
+	"sensor_sim":    "no input",
+	"stamp_monitor": "no output: it only measures (its inputs are checked by its own tests)",
+}
+
+// TestEveryNode: every node of the registry is a subject or skipped with
+// a reason.
+func TestEveryNode(t *testing.T) {
+	var names []string
+	for _, s := range subjects {
+		names = append(names, s.name)
+	}
+	for name := range skipped {
+		names = append(names, name)
+	}
+	var want []string
+	for _, s := range registry.Nodes() {
+		want = append(want, s.Name)
+	}
+	require.ElementsMatch(t, want, names)
 }
 
 // run starts s on g with its arguments and extra ones; the returned stop
 // ends it as SIGTERM does and requires exit status 0.
 func run(t *testing.T, g *memros.Graph, s subject, extra ...string) (stop func()) {
-	halt := g.Start(s.spec(), append(append([]string{"--ros-args"}, s.argv...), extra...)...)
+	spec, ok := registry.Node(s.name)
+	require.True(t, ok, s.name)
+	halt := g.Start(spec, append(append([]string{"--ros-args"}, s.argv...), extra...)...)
 	return func() {
 		t.Helper()
 		code, stderr := halt()

@@ -7,104 +7,27 @@
 // the message's receive stamp, and rewrites header.stamp in place with the
 // corrected time; every other byte is left as it was. While the PLL has no
 // valid estimate the message is dropped and counted, or passed on with its
-// receive stamp or unchanged, as Config.WhenInvalid says. Cost per message:
+// receive stamp or unchanged, as config.Config.WhenInvalid says. Cost per message:
 // one PLL update (O(FIFOSize)) plus two 8-byte reads and writes; no
 // allocation.
 //
 // Reconfigure applies a new Config to a running Core: a new PLL
 // configuration restarts the fit, a new WhenInvalid applies to the next
 // message; every counter goes on from where it was.
+//
+// Spec is the node that nodes/clock_sync runs; Report is what it
+// reports once a second (~/status, /diagnostics). Its parameters are
+// declared in the package config beneath, which the offline tools read
+// without the node runtime.
 package clocksync
 
 import (
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
-	"time"
 
-	"github.com/timealign/timealign/nodes/internal/nodekit"
-	"github.com/timealign/timealign/pkg/cfgerr"
+	"github.com/timealign/timealign/nodes/internal/clocksync/config"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/stamp"
 )
-
-// What names the node's function in its diagnostics ("<node>: clock sync").
-const What = "clock sync"
-
-// InvalidPolicy says what happens to a message while the estimate is invalid.
-type InvalidPolicy int
-
-const (
-	// Drop drops the message and counts it.
-	Drop InvalidPolicy = iota
-	// ReceiveTime publishes it stamped with its receive time.
-	ReceiveTime
-	// Passthrough publishes it unchanged (device time in header.stamp).
-	Passthrough
-)
-
-var policyNames = []string{"drop", "receive_time", "passthrough"}
-
-// InvalidPolicyNames returns the names of the policies, indexed by
-// InvalidPolicy (a copy).
-func InvalidPolicyNames() []string { return slices.Clone(policyNames) }
-
-func (p InvalidPolicy) String() string {
-	if p >= 0 && int(p) < len(policyNames) {
-		return policyNames[p]
-	}
-	return fmt.Sprintf("InvalidPolicy(%d)", int(p))
-}
-
-// ParseInvalidPolicy returns the policy named s.
-func ParseInvalidPolicy(s string) (InvalidPolicy, error) {
-	for i, n := range policyNames {
-		if n == s {
-			return InvalidPolicy(i), nil
-		}
-	}
-	return 0, fmt.Errorf("%w: when_invalid is %q, want one of %s", ErrConfig, s, strings.Join(policyNames, ", "))
-}
-
-// ErrConfig is wrapped by every error of Config.Validate.
-var ErrConfig = errors.New("clock_sync: invalid config")
-
-// Config configures a Core.
-type Config struct {
-	// PLL configures the clock fit. Its TickPeriod is the duration of one
-	// device tick in header.stamp's device time and TickBits the width the
-	// device's counter wraps at. It defaults to the envelope mode with 1 ns
-	// ticks and 64 bits (header.stamp holds device time in nanoseconds).
-	PLL pll.Config
-	// WhenInvalid says what happens to messages while the estimate is
-	// invalid. It defaults to Drop.
-	WhenInvalid InvalidPolicy
-}
-
-// DefaultConfig returns the node's defaults.
-func DefaultConfig() Config {
-	c := pll.DefaultConfig()
-	c.Mode = pll.Envelope
-	c.TickPeriod = time.Nanosecond
-	c.TickBits = 64
-	return Config{PLL: c}
-}
-
-// Validate reports the first bad field, as a *cfgerr.Error naming the
-// field of Config ("PLL.FIFOSize").
-func (c Config) Validate() error {
-	if err := c.PLL.Validate(); err != nil {
-		if ce, ok := cfgerr.As(err); ok {
-			ce.Nest("PLL.")
-		}
-		return err
-	}
-	if c.WhenInvalid < Drop || c.WhenInvalid > Passthrough {
-		return cfgerr.New(ErrConfig, "WhenInvalid", "is %v, want one of %s", c.WhenInvalid, strings.Join(policyNames, ", "))
-	}
-	return nil
-}
 
 // Result says what Process did with a message.
 type Result int
@@ -122,21 +45,21 @@ const (
 
 // Status is a snapshot of a Core.
 type Status struct {
-	PLL              pll.Status    `json:"pll"`
-	WhenInvalid      InvalidPolicy `json:"-"`
-	MessagesIn       uint64        `json:"messages_in"`
-	MessagesOut      uint64        `json:"messages_out"`
-	DroppedInvalid   uint64        `json:"dropped_invalid"`
-	DroppedMalformed uint64        `json:"dropped_malformed"`
+	PLL              pll.Status           `json:"pll"`
+	WhenInvalid      config.InvalidPolicy `json:"-"`
+	MessagesIn       uint64               `json:"messages_in"`
+	MessagesOut      uint64               `json:"messages_out"`
+	DroppedInvalid   uint64               `json:"dropped_invalid"`
+	DroppedMalformed uint64               `json:"dropped_malformed"`
 	// LastError describes the last malformed message.
 	LastError string `json:"last_error,omitempty"`
 	// Config is the configuration the Core runs with.
-	Config Config `json:"-"`
+	Config config.Config `json:"-"`
 }
 
 // Core is the clock_sync node's logic. One goroutine owns it.
 type Core struct {
-	cfg     Config
+	cfg     config.Config
 	pll     *pll.PLL
 	base    pll.Status // counters of the PLLs Reconfigure replaced
 	tickDiv int64
@@ -146,7 +69,7 @@ type Core struct {
 }
 
 // New returns a Core for cfg, or the error of cfg.Validate.
-func New(cfg Config) (*Core, error) {
+func New(cfg config.Config) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -159,7 +82,7 @@ func New(cfg Config) (*Core, error) {
 	return c, nil
 }
 
-func (c *Core) setPLL(cfg Config, p *pll.PLL) {
+func (c *Core) setPLL(cfg config.Config, p *pll.PLL) {
 	c.mask = ^uint64(0)
 	if cfg.PLL.TickBits < 64 {
 		c.mask = 1<<uint(cfg.PLL.TickBits) - 1
@@ -172,7 +95,7 @@ func (c *Core) setPLL(cfg Config, p *pll.PLL) {
 // PLL's resets, which are losses of lock), a changed WhenInvalid applies from the next message;
 // every counter of the status goes on from its value. An invalid cfg is
 // refused and changes nothing.
-func (c *Core) Reconfigure(cfg Config) error {
+func (c *Core) Reconfigure(cfg config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -203,15 +126,6 @@ func addCounters(s, base pll.Status) pll.Status {
 	return s
 }
 
-// since returns how much a counter grew from prev to now: 0 if it went
-// back (a status of another Core), never a wrapped-around difference.
-func since(now, prev uint64) uint64 {
-	if now < prev {
-		return 0
-	}
-	return now - prev
-}
-
 // ErrNegativeDeviceTime: the device stamp is before its epoch.
 var ErrNegativeDeviceTime = errors.New("clock_sync: header.stamp (device time) is negative")
 
@@ -233,12 +147,12 @@ func (c *Core) Process(msg []byte, receive stamp.Time) (Result, error) {
 	t, ok := c.pll.Corrected(ticks)
 	if !ok {
 		switch c.cfg.WhenInvalid {
-		case Drop:
+		case config.Drop:
 			c.st.DroppedInvalid++
 			return DroppedInvalid, nil
-		case ReceiveTime:
+		case config.ReceiveTime:
 			t = receive
-		case Passthrough:
+		case config.Passthrough:
 			c.st.MessagesOut++
 			return Published, nil
 		}
@@ -262,47 +176,4 @@ func (c *Core) Status() Status {
 		s.LastError = c.lastErr.Error()
 	}
 	return s
-}
-
-// Diagnose returns the node's health: OK while the estimate is valid, WARN
-// before the first message, while warming up or re-locking and when
-// malformed messages arrived since the previous call (prev is the status
-// then), ERROR once the fit had to start over. A counter lower than in prev
-// counts as no change. The values end with the writable parameters the
-// Core runs with.
-func Diagnose(name string, s, prev Status) nodekit.Diagnostic {
-	d := nodekit.Diagnostic{Name: name + ": " + What}
-	switch {
-	case s.MessagesIn == 0:
-		d.Raise(nodekit.Warn, "no input yet")
-	case s.PLL.Valid:
-		d.Raise(nodekit.OK, "locked")
-	case s.PLL.Resets > prev.PLL.Resets:
-		d.Raise(nodekit.Error, fmt.Sprintf("lost lock: %d inconsistent samples in a row, fit restarted", s.PLL.Invalid))
-	default:
-		d.Raise(nodekit.Warn, fmt.Sprintf("no valid estimate yet (%d/%d samples agree)", s.PLL.Fill, s.PLL.Updates))
-	}
-	if n := since(s.DroppedMalformed, prev.DroppedMalformed); n > 0 {
-		d.Raise(nodekit.Warn, fmt.Sprintf("%d malformed messages dropped (%s)", n, s.LastError))
-	}
-	d.Add("mode", s.PLL.Mode.String())
-	d.Add("valid", s.PLL.Valid)
-	d.Add("skew_ppm", s.PLL.SlopePPM)
-	d.Add("offset", s.PLL.Offset)
-	d.Add("residual_spread", s.PLL.Spread)
-	d.Add("fifo_fill", s.PLL.Fill)
-	d.Add("resets", s.PLL.Resets)
-	d.Add("relocks", s.PLL.Relocks)
-	d.Add("reboots", s.PLL.Reboots)
-	d.Add("messages_in", s.MessagesIn)
-	d.Add("messages_out", s.MessagesOut)
-	d.Add("dropped_invalid", s.DroppedInvalid)
-	d.Add("dropped_malformed", s.DroppedMalformed)
-	for _, p := range Settings(s.Config) {
-		if p.Name != "mode" && p.Name != "when_invalid" { // above
-			d.Add(p.Name, p.Value.String())
-		}
-	}
-	d.Add("when_invalid", s.WhenInvalid.String())
-	return d
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/nodes/internal/clocksync/config"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/pll"
@@ -28,7 +29,7 @@ func lidar(t testing.TB, n int) []sim.Sample {
 }
 
 func TestCorrectsDeviceTime(t *testing.T) {
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	samples := lidar(t, 600)
 	var errs []float64
@@ -65,16 +66,16 @@ func TestCorrectsDeviceTime(t *testing.T) {
 func TestInvalidPolicies(t *testing.T) {
 	samples := lidar(t, 3)
 	for _, tc := range []struct {
-		policy InvalidPolicy
+		policy config.InvalidPolicy
 		res    Result
 		want   func(s sim.Sample) stamp.Time
 	}{
-		{Drop, DroppedInvalid, nil},
-		{ReceiveTime, Published, func(s sim.Sample) stamp.Time { return s.Receive }},
-		{Passthrough, Published, func(s sim.Sample) stamp.Time { return stamp.Time(s.Device) }},
+		{config.Drop, DroppedInvalid, nil},
+		{config.ReceiveTime, Published, func(s sim.Sample) stamp.Time { return s.Receive }},
+		{config.Passthrough, Published, func(s sim.Sample) stamp.Time { return stamp.Time(s.Device) }},
 	} {
 		t.Run(tc.policy.String(), func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.DefaultConfig()
 			cfg.WhenInvalid = tc.policy
 			core, err := New(cfg)
 			require.NoError(t, err)
@@ -87,17 +88,17 @@ func TestInvalidPolicies(t *testing.T) {
 				got, _ := stamp.HeaderStamp(msg)
 				require.Equal(t, tc.want(s), got)
 			}
-			p, err := ParseInvalidPolicy(tc.policy.String())
+			p, err := config.ParseInvalidPolicy(tc.policy.String())
 			require.NoError(t, err)
 			require.Equal(t, tc.policy, p)
 		})
 	}
-	_, err := ParseInvalidPolicy("guess")
-	require.ErrorIs(t, err, ErrConfig)
+	_, err := config.ParseInvalidPolicy("guess")
+	require.ErrorIs(t, err, config.ErrConfig)
 }
 
 func TestMalformed(t *testing.T) {
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	for _, msg := range [][]byte{nil, {0, 1, 0}, {9, 9, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}, cdrtest.Message(-5, "", 0)} {
 		res, err := core.Process(msg, 1)
@@ -107,41 +108,40 @@ func TestMalformed(t *testing.T) {
 	st := core.Status()
 	require.Equal(t, uint64(4), st.DroppedMalformed)
 	require.Contains(t, st.LastError, "negative")
-	d := Diagnose("/clock_sync", st, Status{})
+	d := Report{Status: st, Prev: Status{}}.Diagnose()
 	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "4 malformed messages dropped")
 }
 
 func TestDiagnose(t *testing.T) {
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
-	require.Equal(t, "no input yet", Diagnose("n", core.Status(), Status{}).Message)
+	require.Equal(t, "no input yet", Report{Status: core.Status(), Prev: Status{}}.Diagnose().Message)
 	samples := lidar(t, 50)
 	core.Process(cdrtest.Message(stamp.Time(samples[0].Device), "", 0), samples[0].Receive)
-	d := Diagnose("n", core.Status(), Status{})
+	d := Report{Status: core.Status(), Prev: Status{}}.Diagnose()
 	require.Equal(t, nodekit.Warn, d.Level)
 	require.Contains(t, d.Message, "no valid estimate yet")
 	for _, s := range samples[1:] {
 		core.Process(cdrtest.Message(stamp.Time(s.Device), "", 0), s.Receive)
 	}
 	prev := core.Status()
-	d = Diagnose("n", prev, prev)
+	d = Report{Status: prev, Prev: prev}.Diagnose()
 	require.Equal(t, nodekit.OK, d.Level, d.Message)
-	require.Equal(t, "n: clock sync", d.Name)
 	lost := prev
 	lost.PLL.Valid = false
 	lost.PLL.Resets++
-	require.Equal(t, nodekit.Error, Diagnose("n", lost, prev).Level)
+	require.Equal(t, nodekit.Error, Report{Status: lost, Prev: prev}.Diagnose().Level)
 }
 
 func TestValidate(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.PLL.FIFOSize = 0
 	_, err := New(cfg)
 	require.ErrorIs(t, err, pll.ErrConfig)
-	cfg = DefaultConfig()
+	cfg = config.DefaultConfig()
 	cfg.WhenInvalid = 7
-	require.ErrorIs(t, cfg.Validate(), ErrConfig)
+	require.ErrorIs(t, cfg.Validate(), config.ErrConfig)
 }
 
 // BenchmarkProcess measures the node's data path without ROS: read the
@@ -150,7 +150,7 @@ func TestValidate(t *testing.T) {
 func BenchmarkProcess(b *testing.B) {
 	for _, mode := range []pll.Mode{pll.Sick, pll.Regression, pll.Envelope, pll.Offset} {
 		b.Run(mode.String(), func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg := config.DefaultConfig()
 			cfg.PLL.Mode = mode
 			core, err := New(cfg)
 			if err != nil {
@@ -180,7 +180,7 @@ func BenchmarkProcess(b *testing.B) {
 }
 
 func TestParams(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	srv := params.NewServer(params.Options{Node: "/lidar/clock_sync", Overrides: map[string]params.Override{
 		"mode": {Value: params.StringValue("regression")},
 	}})
@@ -198,5 +198,5 @@ func TestParams(t *testing.T) {
 		{Name: "when_invalid", Value: params.StringValue("receive_time").Msg()},
 	}})
 	require.True(t, res.Results[0].Successful, res.Results[0].Reason)
-	require.Equal(t, ReceiveTime, p.Config.WhenInvalid)
+	require.Equal(t, config.ReceiveTime, p.Config.WhenInvalid)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/nodes/internal/clocksync/config"
 	"github.com/timealign/timealign/nodes/internal/nodetest"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/pll"
@@ -17,9 +18,8 @@ import (
 // time, is what the running node then works with; the read-only ones say
 // why in their descriptions.
 func TestEveryWritableParameterIsLive(t *testing.T) {
-	p := DefaultParams()
 	// In this order each set is valid on its own (window ≥ fifo_size).
-	node := nodetest.Live(t, &p,
+	node := nodetest.Live(t, Spec(),
 		params.Parameter{Name: "mode", Value: params.StringValue("offset")},
 		params.Parameter{Name: "when_invalid", Value: params.StringValue("passthrough")},
 		params.Parameter{Name: "fifo_size", Value: params.IntValue(11)},
@@ -38,7 +38,7 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 // it has locked again), when_invalid applies at once without a restart,
 // counters go on, a bad Config is refused.
 func TestReconfigure(t *testing.T) {
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	samples := lidar(t, 200)
 	feed := func(from, to int) (last Result) {
@@ -54,8 +54,8 @@ func TestReconfigure(t *testing.T) {
 	require.True(t, core.Status().PLL.Valid)
 	before := core.Status()
 
-	cfg := DefaultConfig()
-	cfg.WhenInvalid = Passthrough
+	cfg := config.DefaultConfig()
+	cfg.WhenInvalid = config.Passthrough
 	require.NoError(t, core.Reconfigure(cfg))
 	require.True(t, core.Status().PLL.Valid, "when_invalid alone: the fit goes on")
 
@@ -114,24 +114,24 @@ func TestAddCountersCoversEveryCounter(t *testing.T) {
 // counters (before a rebuild) counts no change, never a wrapped-around
 // difference.
 func TestDiagnoseAcrossCores(t *testing.T) {
-	old, err := New(DefaultConfig())
+	old, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	for range 30 {
 		_, _ = old.Process([]byte{1}, 0)
 	}
-	core, err := New(DefaultConfig())
+	core, err := New(config.DefaultConfig())
 	require.NoError(t, err)
 	_, _ = core.Process(cdrtest.Message(5e9, "x", 0), 6e9)
-	d := Diagnose("/cs", core.Status(), old.Status())
+	d := Report{Status: core.Status(), Prev: old.Status()}.Diagnose()
 	require.NotContains(t, d.Message, "malformed")
-	d = Diagnose("/cs", old.Status(), core.Status())
+	d = Report{Status: old.Status(), Prev: core.Status()}.Diagnose()
 	require.Contains(t, d.Message, "30 malformed messages dropped")
 }
 
 // TestParameterErrors: rejected sets and overrides name the parameters,
 // their values in seconds, and the allowed range.
 func TestParameterErrors(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	srv := nodetest.Declare(t, &p, nil)
 	for _, tc := range []struct {
 		set  params.Parameter
@@ -147,7 +147,7 @@ func TestParameterErrors(t *testing.T) {
 	}
 	d, _ := srv.Describe("mode")
 	require.Equal(t, "one of: sick, regression, envelope, offset", d.AdditionalConstraints, "from pll's name table")
-	p = DefaultParams()
+	p = config.DefaultParams()
 	srv = nodetest.Declare(t, &p, map[string]params.Override{"window": {Value: params.IntValue(4), Source: "cs.yaml:9"}})
 	require.Len(t, srv.Issues(), 1)
 	require.Equal(t, `error: parameter "window" (cs.yaml:9): value 4 rejected, keeping 256: window (4) cannot be smaller than fifo_size (7) in envelope mode`, srv.Issues()[0].String())

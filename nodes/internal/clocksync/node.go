@@ -1,17 +1,30 @@
 package clocksync
 
 import (
+	"github.com/timealign/timealign/nodes/internal/clocksync/config"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-// StatusType is the type of the node's ~/status.
-const StatusType = "timealign/msg/ClockSyncStatus"
+// Spec returns the clock_sync node, on its default parameters
+// (config.DefaultParams): what its executable runs.
+func Spec() nodekit.Spec {
+	p := config.DefaultParams()
+	return spec(&p)
+}
 
-// Ports returns the node's topics: input `in` (of message_type, or of the
+// spec returns the node on p, which the runtime binds to the parameters.
+func spec(p *config.Params) nodekit.Spec {
+	return nodekit.Spec{Name: "clock_sync", What: "clock sync", StatusType: "timealign/msg/ClockSyncStatus",
+		Bind: p.Bind, Validate: p.Validate,
+		Ports: func() (inputs, outputs []nodekit.Port, err error) { return ports(p) },
+		New:   func(publish nodekit.Publish) (nodekit.Core, error) { return newNode(p, publish) }}
+}
+
+// ports returns the node's topics: input `in` (of message_type, or of the
 // type of its first publisher), output `out` (the type of `in`).
-func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
+func ports(p *config.Params) (inputs, outputs []nodekit.Port, err error) {
 	return []nodekit.Port{{Topic: "in", Type: p.MessageType, QoS: p.In, TypeParam: "message_type"}},
 		[]nodekit.Port{{Topic: "out", SameAs: "in", QoS: p.Out}}, nil
 }
@@ -19,15 +32,15 @@ func (p *Params) Ports() (inputs, outputs []nodekit.Port, err error) {
 // Node runs a Core for the node runtime (a nodekit.Core): input 0 is
 // `in`, output 0 `out`.
 type Node struct {
-	p       *Params
+	p       *config.Params
 	core    *Core
 	publish nodekit.Publish
 	prev    Status
 }
 
-// NewNode returns the node's nodekit.Core on p, the bound parameters
+// newNode returns the node's nodekit.Core on p, the bound parameters
 // (Reconfigure reads them).
-func (p *Params) NewNode(publish nodekit.Publish) (nodekit.Core, error) {
+func newNode(p *config.Params, publish nodekit.Publish) (nodekit.Core, error) {
 	c, err := New(p.Config)
 	if err != nil {
 		return nil, err
@@ -49,12 +62,10 @@ func (n *Node) Handle(_ int, msg []byte, receive stamp.Time) error {
 func (n *Node) Tick(stamp.Time) {}
 
 // Report implements nodekit.Core.
-func (n *Node) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byte, nodekit.Diagnostic) {
-	st := n.core.Status()
-	b = AppendStatusMsg(b, now, st, st.Config.PLL.FIFOSize, rt.DroppedQueue)
-	d := Diagnose(rt.Node, st, n.prev)
-	n.prev = st
-	return b, d
+func (n *Node) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
+	r := Report{Now: now, Status: n.core.Status(), Prev: n.prev, Runtime: rt}
+	n.prev = r.Status
+	return r
 }
 
 // Reconfigure implements nodekit.Core: a new fit configuration restarts

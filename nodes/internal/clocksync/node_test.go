@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/internal/cdrtest"
-	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -19,9 +18,7 @@ import (
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := DefaultParams()
-		s := nodekit.Spec{Name: "clock_sync", What: What, StatusType: StatusType,
-			Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
+		s := Spec()
 		in, out := g.Advertise("/scan_raw", "sensor_msgs/msg/LaserScan"), g.Record("/scan")
 		stop := g.Start(s, "--ros-args", "-r", "in:=/scan_raw", "-r", "out:=/scan", "-p", "message_type:=sensor_msgs/msg/LaserScan")
 		time.Sleep(100 * time.Millisecond)

@@ -2,6 +2,7 @@ package nodekit
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -35,6 +36,20 @@ func TestClockSystem(t *testing.T) {
 	now := int64(c.Now())
 	assert.GreaterOrEqual(t, now, before, "the system clock ignores /clock")
 	assert.LessOrEqual(t, now, time.Now().UnixNano())
+}
+
+// TestClockElapsed: Elapsed is the time since the clock was made, on the
+// system's monotonic clock, and runs on under use_sim_time while /clock
+// stands still or goes back.
+func TestClockElapsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewClock(true)
+		require.NoError(t, c.SetFromClockMsg(clockMsg(5_000_000_000)))
+		time.Sleep(1500 * time.Millisecond)
+		require.NoError(t, c.SetFromClockMsg(clockMsg(1_000_000_000)))
+		assert.Equal(t, 1500*time.Millisecond, c.Elapsed())
+		assert.Equal(t, stamp.Time(1_000_000_000), c.Now())
+	})
 }
 
 func BenchmarkClockSimulated(b *testing.B) {

@@ -20,15 +20,30 @@ type Core interface {
 	// Tick is called every Spec.TickEvery (if set) with the node time.
 	Tick(now stamp.Time)
 	// Report is called once a second, in every phase of the node (also
-	// while it waits for its inputs' types): it appends the node's
-	// ~/status message (type Spec.StatusType) stamped now to b, and
-	// returns it with the node's health, which the runtime publishes on
-	// /diagnostics after adding its own (inbox drops, discovery).
-	Report(b []byte, now stamp.Time, rt RuntimeStatus) ([]byte, Diagnostic)
+	// while it waits for its inputs' types): it returns the node's report
+	// at now, which the runtime publishes on ~/status and, with its own
+	// additions (inbox drops, discovery), on /diagnostics.
+	Report(now stamp.Time, rt RuntimeStatus) Report
 	// Reconfigure applies parameters of the node (from Spec.Bind) that
 	// were set at run time: they passed Spec.Validate and are written into
 	// the bound variables already. An error is logged.
 	Reconfigure(changed []params.Parameter) error
+}
+
+// Report is what a node reports at one time: its core's status, against
+// the one of its previous report, and what the runtime knows. Each node's
+// package has its own Report type, whose methods are the node's status
+// message and health: pure functions of the report, tested on reports
+// made up for them.
+type Report interface {
+	// AppendStatusMsg appends the node's ~/status message (of type
+	// Spec.StatusType, stamped with the report's time) to b.
+	AppendStatusMsg(b []byte) []byte
+	// Diagnose returns the node's health since the previous report:
+	// the level and message of its diagnostic_msgs/DiagnosticStatus and
+	// the values, which end with the settings the core runs with. The
+	// runtime names it ("<node>: <Spec.What>") and adds its own.
+	Diagnose() Diagnostic
 }
 
 // RuntimeStatus is what the runtime knows that a core's status reports.
@@ -74,9 +89,10 @@ type Port struct {
 }
 
 // Spec describes a node to the runtime: its name, its parameters, its
-// topics and how to make its Core.
+// topics and how to make its Core. Each node's package exports its Spec
+// (nodes/internal/registry lists them).
 type Spec struct {
-	// Name is the node's default name.
+	// Name is the node's default name, and its executable's.
 	Name string
 	// What names the node's function in its diagnostics ("<node name>:
 	// <What>").

@@ -90,6 +90,15 @@ func (r *Rate) Update(count uint64, now time.Duration) float64 {
 	return float64(count-r.last) / (now - r.at).Seconds()
 }
 
+// Since returns how much a counter grew from prev to now: 0 if it went
+// back (a status of another core), never a wrapped-around difference.
+func Since(now, prev uint64) uint64 {
+	if now < prev {
+		return 0
+	}
+	return now - prev
+}
+
 // Share returns part/total, 0 when total is 0.
 func Share(part, total uint64) float64 {
 	if total == 0 {

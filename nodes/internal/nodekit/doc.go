@@ -4,7 +4,8 @@
 // an in-memory one for tests.
 //
 //   - [Node] and [Spec]: a node is its parameters, its topics ([Port]) and
-//     its [Core] (the algorithm: handle a message, tick, report, reconfigure).
+//     its [Core] (the algorithm: handle a message, tick, reconfigure, and
+//     once a second a [Report]: its status message and its health).
 //     The runtime declares and serves the parameters, waits for the types of
 //     inputs given none (discovery), creates the outputs, subscribes the
 //     inputs, and runs one owner goroutine that drives the core and
@@ -13,8 +14,8 @@
 //   - [Inbox]: the bounded queue between the transport's callbacks and the
 //     owner goroutine. Messages are handed over, not copied, so a message
 //     of any size costs nothing to queue; the inbox is bounded in messages
-//     and in bytes ([Limits], the parameters inbox.max_messages and
-//     inbox.max_bytes); to make room it drops the oldest message of the
+//     and in bytes (runtimeparams.Limits: the parameters inbox.max_messages
+//     and inbox.max_bytes); to make room it drops the oldest message of the
 //     input holding the most (a flood sheds its own backlog, the other
 //     inputs keep theirs, the core gets recent messages) and counts the
 //     drops per input.
@@ -24,7 +25,8 @@
 //     DiagnosticStatus, built from an algorithm's health; [CDR] and
 //     [AppendDiagnosticArray] encode them (and the nodes' status messages)
 //     without generated bindings.
-//   - [Clock]: the system clock, or /clock with use_sim_time.
+//   - [Clock]: the ROS time (the system clock, or /clock with use_sim_time)
+//     and the monotonic time the runtime paces itself by.
 //   - [CheckHeaderFirst]: refuses input types whose installed definition
 //     does not start with a std_msgs/Header.
 //

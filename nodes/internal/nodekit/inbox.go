@@ -3,6 +3,7 @@ package nodekit
 import (
 	"sync"
 
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -18,27 +19,6 @@ type Msg struct {
 	Receive stamp.Time
 }
 
-// Limits bound what an Inbox holds.
-type Limits struct {
-	// Messages is the most messages queued. It defaults to
-	// DefaultLimits().Messages.
-	Messages int
-	// Bytes is the most bytes queued (the sum of the messages' lengths).
-	// A message that finds the inbox empty is queued whatever its size, so
-	// a message of any size gets through a node that keeps up; memory is
-	// bounded by Bytes plus one message. It defaults to
-	// DefaultLimits().Bytes.
-	Bytes int64
-	// MessageBytes, if positive, is the size of the largest message
-	// taken: larger ones are dropped (and counted) even when the inbox is
-	// empty. It defaults to 0: no limit.
-	MessageBytes int64
-}
-
-// DefaultLimits returns the inbox bounds of the nodes: 1024 messages,
-// 128 MiB (five 4K rgb8 images, twenty 1080p ones).
-func DefaultLimits() Limits { return Limits{Messages: 1024, Bytes: 128 << 20} }
-
 // Drops counts the messages of one input an Inbox dropped.
 type Drops struct {
 	// Count is the number of messages dropped.
@@ -47,7 +27,7 @@ type Drops struct {
 	Bytes uint64
 	// LastSize is the size of the last one dropped.
 	LastSize int
-	// TooBig counts those of Count larger than Limits.MessageBytes (the
+	// TooBig counts those of Count larger than its MessageBytes limit (the
 	// others found the inbox full).
 	TooBig uint64
 }
@@ -69,7 +49,7 @@ type Inbox struct {
 	seq     uint64 // arrival number of the next message
 	n       int    // messages queued, all inputs
 	bytes   int64
-	lim     Limits
+	lim     runtimeparams.Limits
 	drops   []Drops
 	dropped uint64
 	ready   chan struct{}
@@ -114,15 +94,15 @@ func (q *fifo) pop() entry {
 
 // NewInbox returns an empty inbox bounded by l (zero fields take the
 // defaults).
-func NewInbox(l Limits) *Inbox {
+func NewInbox(l runtimeparams.Limits) *Inbox {
 	b := &Inbox{ready: make(chan struct{}, 1)}
 	b.SetLimits(l)
 	return b
 }
 
 // SetLimits changes the bounds; messages already queued stay.
-func (b *Inbox) SetLimits(l Limits) {
-	d := DefaultLimits()
+func (b *Inbox) SetLimits(l runtimeparams.Limits) {
+	d := runtimeparams.DefaultLimits()
 	if l.Messages <= 0 {
 		l.Messages = d.Messages
 	}
@@ -136,7 +116,7 @@ func (b *Inbox) SetLimits(l Limits) {
 }
 
 // Limits returns the bounds.
-func (b *Inbox) Limits() Limits {
+func (b *Inbox) Limits() runtimeparams.Limits {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.lim
@@ -146,8 +126,8 @@ func (b *Inbox) Limits() Limits {
 // inbox owns data from then on. To stay within its limits it drops the
 // oldest messages of the input that holds the most (see Inbox), which may
 // be data's own input; it reports false, and counts a drop of input, when
-// data itself is not queued: it is larger than Limits.MessageBytes, larger
-// than Limits.Bytes while other messages wait, or its input's share is the
+// data itself is not queued: it is larger than its MessageBytes limit, larger
+// than its Bytes limit while other messages wait, or its input's share is the
 // largest and it has nothing older to shed.
 func (b *Inbox) Offer(input int, data []byte, receive stamp.Time) bool {
 	size := int64(len(data))

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -20,18 +21,18 @@ func take(b *Inbox) []Msg {
 func TestInboxLimits(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		lim    Limits
+		lim    runtimeparams.Limits
 		sizes  []int
 		queued []int // indexes of sizes queued
 	}{
 		// inputs alternate 0, 1, 0, 1...
-		{"messages: the oldest of the input holding the most", Limits{Messages: 2, Bytes: 100}, []int{1, 2, 3}, []int{1, 2}},
-		{"bytes: the oldest of the input holding the most", Limits{Messages: 10, Bytes: 10}, []int{4, 4, 4, 2}, []int{1, 2, 3}},
-		{"a message larger than the bound finds the inbox empty", Limits{Messages: 10, Bytes: 10}, []int{25, 1}, []int{1}},
-		{"a message larger than the bound while others wait", Limits{Messages: 10, Bytes: 10}, []int{1, 25, 2}, []int{0, 2}},
-		{"empty messages count as messages; a tie sheds the offering input", Limits{Messages: 3, Bytes: 10}, []int{0, 0, 0, 0}, []int{0, 2, 3}},
-		{"an offering input with nothing older is dropped", Limits{Messages: 1, Bytes: 100}, []int{1, 1}, []int{0}},
-		{"a message larger than MessageBytes never", Limits{Messages: 10, Bytes: 100, MessageBytes: 5}, []int{6, 5, 7, 1}, []int{1, 3}},
+		{"messages: the oldest of the input holding the most", runtimeparams.Limits{Messages: 2, Bytes: 100}, []int{1, 2, 3}, []int{1, 2}},
+		{"bytes: the oldest of the input holding the most", runtimeparams.Limits{Messages: 10, Bytes: 10}, []int{4, 4, 4, 2}, []int{1, 2, 3}},
+		{"a message larger than the bound finds the inbox empty", runtimeparams.Limits{Messages: 10, Bytes: 10}, []int{25, 1}, []int{1}},
+		{"a message larger than the bound while others wait", runtimeparams.Limits{Messages: 10, Bytes: 10}, []int{1, 25, 2}, []int{0, 2}},
+		{"empty messages count as messages; a tie sheds the offering input", runtimeparams.Limits{Messages: 3, Bytes: 10}, []int{0, 0, 0, 0}, []int{0, 2, 3}},
+		{"an offering input with nothing older is dropped", runtimeparams.Limits{Messages: 1, Bytes: 100}, []int{1, 1}, []int{0}},
+		{"a message larger than MessageBytes never", runtimeparams.Limits{Messages: 10, Bytes: 100, MessageBytes: 5}, []int{6, 5, 7, 1}, []int{1, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := NewInbox(tc.lim)
@@ -74,20 +75,20 @@ func contains(s []int, v int) bool {
 }
 
 func TestInboxDropsPerInput(t *testing.T) {
-	b := NewInbox(Limits{Messages: 1, Bytes: 1 << 30})
+	b := NewInbox(runtimeparams.Limits{Messages: 1, Bytes: 1 << 30})
 	require.True(t, b.Offer(0, make([]byte, 10), 0))
 	require.False(t, b.Offer(2, make([]byte, 7), 0))
 	require.False(t, b.Offer(2, make([]byte, 9), 0))
 	require.Equal(t, []Drops{{}, {}, {Count: 2, Bytes: 16, LastSize: 9}}, b.Drops(nil))
 	require.Len(t, take(b), 1)
 	require.True(t, b.Offer(2, nil, 0), "room again")
-	b.SetLimits(Limits{Messages: 10, MessageBytes: 8})
+	b.SetLimits(runtimeparams.Limits{Messages: 10, MessageBytes: 8})
 	require.False(t, b.Offer(1, make([]byte, 9), 0))
 	require.Equal(t, []Drops{{}, {Count: 1, Bytes: 9, LastSize: 9, TooBig: 1}, {Count: 2, Bytes: 16, LastSize: 9}}, b.Drops(nil))
 }
 
 func TestInboxHandsOver(t *testing.T) {
-	b := NewInbox(Limits{})
+	b := NewInbox(runtimeparams.Limits{})
 	src := []byte("hello")
 	b.Offer(3, src, 42)
 	got := take(b)
@@ -97,16 +98,16 @@ func TestInboxHandsOver(t *testing.T) {
 }
 
 func TestInboxSetLimits(t *testing.T) {
-	b := NewInbox(Limits{Messages: 2})
-	require.Equal(t, DefaultLimits().Bytes, b.Limits().Bytes, "zero takes the default")
+	b := NewInbox(runtimeparams.Limits{Messages: 2})
+	require.Equal(t, runtimeparams.DefaultLimits().Bytes, b.Limits().Bytes, "zero takes the default")
 	b.Offer(0, []byte("a"), 0)
 	b.Offer(0, []byte("b"), 0)
 	require.True(t, b.Offer(0, []byte("c"), 0), "queued, the oldest dropped")
 	require.Equal(t, uint64(1), b.Dropped())
-	b.SetLimits(Limits{Messages: 3})
+	b.SetLimits(runtimeparams.Limits{Messages: 3})
 	require.True(t, b.Offer(0, []byte("d"), 0), "raised live")
 	require.Equal(t, uint64(1), b.Dropped())
-	b.SetLimits(Limits{Messages: 1})
+	b.SetLimits(runtimeparams.Limits{Messages: 1})
 	var got []string
 	b.Drain(10, func(m Msg) { got = append(got, string(m.Data)) })
 	require.Equal(t, []string{"b", "c", "d"}, got, "what was queued stays")
@@ -118,9 +119,9 @@ func TestInboxSetLimits(t *testing.T) {
 // newest are kept.
 func TestInboxFloodSheddsTheFlooder(t *testing.T) {
 	for _, byCount := range []bool{true, false} {
-		lim := Limits{Messages: 8, Bytes: 1 << 20}
+		lim := runtimeparams.Limits{Messages: 8, Bytes: 1 << 20}
 		if !byCount {
-			lim = Limits{Messages: 1000, Bytes: 800}
+			lim = runtimeparams.Limits{Messages: 1000, Bytes: 800}
 		}
 		b := NewInbox(lim)
 		var slow []stamp.Time
@@ -161,7 +162,7 @@ func TestInboxFloodSheddsTheFlooder(t *testing.T) {
 }
 
 func TestInboxFIFOAcrossGrowth(t *testing.T) {
-	b := NewInbox(Limits{Messages: 1000})
+	b := NewInbox(runtimeparams.Limits{Messages: 1000})
 	next := 0
 	for round := range 50 {
 		for range round {
@@ -178,7 +179,7 @@ func TestInboxFIFOAcrossGrowth(t *testing.T) {
 }
 
 func TestInboxReady(t *testing.T) {
-	b := NewInbox(Limits{})
+	b := NewInbox(runtimeparams.Limits{})
 	select {
 	case <-b.Ready():
 		t.Fatal("ready while empty")
@@ -198,7 +199,7 @@ func TestInboxReady(t *testing.T) {
 }
 
 func TestInboxConcurrent(t *testing.T) {
-	b := NewInbox(Limits{Messages: 16, Bytes: 1 << 20})
+	b := NewInbox(runtimeparams.Limits{Messages: 16, Bytes: 1 << 20})
 	var g Group
 	const producers, each = 4, 1000
 	for p := range producers {
@@ -236,7 +237,7 @@ func TestInboxConcurrent(t *testing.T) {
 }
 
 func TestInboxNoAllocs(t *testing.T) {
-	b := NewInbox(Limits{Messages: 4})
+	b := NewInbox(runtimeparams.Limits{Messages: 4})
 	data := make([]byte, 300)
 	f := func(Msg) {}
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -247,7 +248,7 @@ func TestInboxNoAllocs(t *testing.T) {
 }
 
 func BenchmarkInbox(b *testing.B) {
-	in := NewInbox(Limits{Messages: 64})
+	in := NewInbox(runtimeparams.Limits{Messages: 64})
 	data := make([]byte, 330) // a sensor_msgs/Imu
 	f := func(Msg) {}
 	b.ReportAllocs()

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/rosargs"
@@ -55,8 +56,7 @@ type Node struct {
 	tr    Transport
 	core  Core
 	inbox *Inbox
-	start time.Time
-	rt    runtimeParams
+	rt    runtimeparams.Params
 
 	in    []input
 	out   []output
@@ -106,43 +106,6 @@ type output struct {
 	failed uint64  // publish errors at the last report
 }
 
-// runtimeParams are the parameters every node declares.
-type runtimeParams struct {
-	useSimTime bool
-	limits     Limits
-}
-
-// RuntimeParameters are the names of the parameters the runtime declares
-// on every node, besides the node's own.
-var RuntimeParameters = []string{"use_sim_time", "inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}
-
-// BindRuntime declares the runtime's parameters on b (use_sim_time,
-// read-only; the inbox limits, live), bound to the given variables.
-func BindRuntime(b *params.Binder, useSimTime *bool, l *Limits) {
-	b.Bool("use_sim_time", useSimTime, params.Descriptor{ReadOnly: true,
-		Description: "take the node's time (receive stamps, status and diagnostics stamps) from /clock (rosgraph_msgs/msg/Clock)" +
-			params.ReadOnlyReason + "the node chooses its clock, and subscribes /clock, at start-up"})
-	b.Int("inbox.max_messages", &l.Messages, params.Descriptor{
-		Description: "most messages waiting between the middleware and the node's algorithm; beyond, messages are dropped, counted in ~/status (dropped_queue) and reported",
-		IntRange:    params.Ints(1, 1<<20, 1)})
-	b.Int64("inbox.max_bytes", &l.Bytes, params.Descriptor{
-		Description: "most bytes waiting between the middleware and the node's algorithm (and in each output's queue); a message that finds none waiting is taken whatever its size",
-		IntRange:    params.Ints(1, 1<<40, 1)})
-	b.Int64("inbox.max_message_bytes", &l.MessageBytes, params.Descriptor{
-		Description: "largest message taken (bytes); larger ones are dropped, counted in ~/status (dropped_queue) and reported; 0: no limit",
-		IntRange:    params.Ints(0, 1<<40, 1)})
-}
-
-// RuntimeSettings returns the runtime's writable parameters as l has them
-// (the inbox limits), under the names a user sets them by: what a node's
-// diagnostics list besides its core's settings.
-func RuntimeSettings(l Limits) []params.Parameter {
-	var useSimTime bool
-	b := params.NewBinder(nil, nil)
-	BindRuntime(b, &useSimTime, &l)
-	return b.Writable()
-}
-
 // New creates the node of s from the process arguments argv (everything
 // after the program name) on the transport connect makes: it declares the
 // parameters (logging rejected overrides; the node runs with the defaults
@@ -163,9 +126,9 @@ func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
 		return nil, err
 	}
 	s.StatusEvery = cmp.Or(s.StatusEvery, time.Second)
-	n = &Node{Name: name, spec: s, tr: tr, start: time.Now(),
+	n = &Node{Name: name, spec: s, tr: tr,
 		Params:   params.NewServer(params.Options{Node: name.FQN(), Overrides: overrides}),
-		rt:       runtimeParams{limits: DefaultLimits()},
+		rt:       runtimeparams.DefaultParams(),
 		logLimit: Throttle{Every: time.Second},
 		calls:    make(chan func()), closing: make(chan struct{}), spinErr: make(chan error, 1)}
 	defer func() {
@@ -180,9 +143,9 @@ func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
 	if err := n.declare(); err != nil {
 		return n, err
 	}
-	n.inbox = NewInbox(n.rt.limits)
-	n.Clock = NewClock(n.rt.useSimTime)
-	if n.rt.useSimTime {
+	n.inbox = NewInbox(n.rt.Inbox)
+	n.Clock = NewClock(n.rt.UseSimTime)
+	if n.rt.UseSimTime {
 		if err := tr.Subscribe("/clock", "rosgraph_msgs/msg/Clock", clockQoS(), n.followClock); err != nil {
 			return n, fmt.Errorf("subscribe /clock: %w", err)
 		}
@@ -216,7 +179,7 @@ func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
 // declare declares the runtime's parameters and the node's.
 func (n *Node) declare() error {
 	rb := params.NewBinder(n.Params, nil)
-	BindRuntime(rb, &n.rt.useSimTime, &n.rt.limits)
+	n.rt.Bind(rb)
 	if err := rb.Declare(); err != nil {
 		return err
 	}
@@ -238,8 +201,8 @@ func (n *Node) declare() error {
 func (n *Node) apply(changed []params.Parameter) {
 	var own []params.Parameter
 	for _, p := range changed {
-		if slices.Contains(RuntimeParameters, p.Name) {
-			n.inbox.SetLimits(n.rt.limits)
+		if slices.Contains(runtimeparams.Names, p.Name) {
+			n.inbox.SetLimits(n.rt.Inbox)
 			for _, o := range n.out {
 				if o.box != nil {
 					o.box.q.SetLimits(n.outboxLimits())
@@ -544,9 +507,9 @@ func (n *Node) deliverer(i int) func([]byte, stamp.Time) {
 // 10 ms (a big message can take a publisher tens of milliseconds), so
 // parameter requests, ticks and reports are served between batches.
 func (n *Node) drain() {
-	deadline := time.Now().Add(10 * time.Millisecond)
+	deadline := n.Clock.Elapsed() + 10*time.Millisecond
 	for range 64 {
-		if n.inbox.Drain(1, n.handle) == 0 || time.Now().After(deadline) {
+		if n.inbox.Drain(1, n.handle) == 0 || n.Clock.Elapsed() > deadline {
 			return
 		}
 	}
@@ -565,8 +528,8 @@ func (n *Node) handle(m Msg) {
 // outboxLimits bound an output's queue: inbox.max_bytes, and a fixed
 // number of messages (a core may publish a burst: a matched set, what a
 // silent input held back).
-func (n *Node) outboxLimits() Limits {
-	return Limits{Messages: maxOutboxMessages, Bytes: n.rt.limits.Bytes}
+func (n *Node) outboxLimits() runtimeparams.Limits {
+	return runtimeparams.Limits{Messages: maxOutboxMessages, Bytes: n.rt.Inbox.Bytes}
 }
 
 const maxOutboxMessages = 1 << 16
@@ -591,9 +554,10 @@ func (n *Node) report() {
 			dropped += o.box.q.Dropped()
 		}
 	}
-	rt := RuntimeStatus{Node: n.Name.FQN(), Inputs: n.names, DroppedQueue: dropped, Elapsed: time.Since(n.start)}
-	var d Diagnostic
-	n.statusBuf, d = n.core.Report(n.statusBuf, now, rt)
+	rt := RuntimeStatus{Node: n.Name.FQN(), Inputs: n.names, DroppedQueue: dropped, Elapsed: n.Clock.Elapsed()}
+	r := n.core.Report(now, rt)
+	n.statusBuf = r.AppendStatusMsg(n.statusBuf)
+	d := r.Diagnose()
 	if n.status != nil {
 		if err := n.status.Publish(n.statusBuf); err != nil {
 			n.limited(LogWarn, "~/status", "publish ~/status: ", err)
@@ -620,7 +584,7 @@ func (n *Node) report() {
 		n.watchTypes(&d)
 	}
 	n.reportDrops(&d)
-	for _, p := range RuntimeSettings(n.inbox.Limits()) { // what the inbox works with
+	for _, p := range runtimeparams.Settings(n.inbox.Limits()) { // what the inbox works with
 		d.Add(p.Name, p.Value.String())
 	}
 	if n.diag != nil {
@@ -767,7 +731,7 @@ func (n *Node) log(l LogLevel, a ...any) { n.tr.Log(l, fmt.Sprint(a...)) }
 // limited logs a line at most once a second per key, saying how many
 // were left out since the last one.
 func (n *Node) limited(l LogLevel, key string, a ...any) {
-	ok, more := n.logLimit.Allow(key, stamp.Time(time.Now().UnixNano())) // wall time: also under use_sim_time
+	ok, more := n.logLimit.Allow(key, stamp.Time(n.Clock.Elapsed())) // not the ROS time: also under use_sim_time
 	switch {
 	case !ok:
 	case more > 0:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/stamp"
@@ -57,17 +58,32 @@ func (e *echo) Handle(i int, msg []byte, receive stamp.Time) error {
 
 func (e *echo) Tick(stamp.Time) { e.mu.Lock(); e.ticks++; e.mu.Unlock() }
 
-func (e *echo) Report(b []byte, now stamp.Time, rt nodekit.RuntimeStatus) ([]byte, nodekit.Diagnostic) {
+func (e *echo) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rt = append(e.rt, rt)
+	return echoReport{now: now, handled: len(e.handled), rt: rt}
+}
+
+// echoReport is echo's report.
+type echoReport struct {
+	now     stamp.Time
+	handled int
+	rt      nodekit.RuntimeStatus
+}
+
+func (r echoReport) AppendStatusMsg(b []byte) []byte {
 	c := nodekit.NewCDR(b)
-	c.Header(now, "")
-	c.Uint64(uint64(len(e.handled)))
-	c.Uint64(rt.DroppedQueue)
+	c.Header(r.now, "")
+	c.Uint64(uint64(r.handled))
+	c.Uint64(r.rt.DroppedQueue)
+	return c.B
+}
+
+func (r echoReport) Diagnose() nodekit.Diagnostic {
 	var d nodekit.Diagnostic
 	d.Raise(nodekit.OK, "echoing")
-	return c.B, d
+	return d
 }
 
 func (e *echo) Reconfigure(changed []params.Parameter) error {
@@ -793,9 +809,9 @@ func TestRuntimeParameters(t *testing.T) {
 			`Wrong parameter type, parameter {inbox.max_messages} is of type {integer}, setting it to {double} is not allowed.`))
 
 		ps := g.Parameters("/echo", time.Second)
-		ds, err := ps.Describe(nodekit.RuntimeParameters...)
+		ds, err := ps.Describe(runtimeparams.Names...)
 		require.NoError(t, err)
-		require.Len(t, ds, len(nodekit.RuntimeParameters))
+		require.Len(t, ds, len(runtimeparams.Names))
 		for _, d := range ds {
 			if d.ReadOnly {
 				require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", d.Name)
@@ -817,7 +833,7 @@ func TestRuntimeParameters(t *testing.T) {
 			{Name: "inbox.max_message_bytes", Value: params.IntValue(4096)},
 		}
 		var writable []string
-		for _, p := range nodekit.RuntimeSettings(nodekit.DefaultLimits()) {
+		for _, p := range runtimeparams.Settings(runtimeparams.DefaultLimits()) {
 			writable = append(writable, p.Name)
 		}
 		require.ElementsMatch(t, []string{"inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}, writable)

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/timealign/timealign/nodes/internal/runtimeparams"
 	"github.com/timealign/timealign/pkg/qos"
 )
 
@@ -32,7 +33,7 @@ type outbox struct {
 	lastErr error
 }
 
-func newOutbox(pub Publisher, q qos.Profile, l Limits) *outbox {
+func newOutbox(pub Publisher, q qos.Profile, l runtimeparams.Limits) *outbox {
 	return &outbox{q: NewInbox(l), pub: pub, stop: make(chan struct{}), lazy: q.Durability != qos.TransientLocal}
 }
 

@@ -1,4 +1,4 @@
-// Package nodetest holds what the tests of the node cores share: a core's
+// Package nodetest holds what the tests of the nodes share: a node's
 // parameters declared as the node runtime declares them, and the check
 // that every writable parameter set at run time is what the running node
 // then works with.
@@ -13,36 +13,40 @@ import (
 	"github.com/timealign/timealign/pkg/params"
 )
 
-// Params are a node core's parameters, as each core package's *Params has
-// them.
+// Params are a node's parameter declarations, as each node's
+// *config.Params has them.
 type Params interface {
 	Bind(b *params.Binder)
 	Validate() error
-	NewNode(publish nodekit.Publish) (nodekit.Core, error)
 }
 
 // Declare declares p's parameters on a new server, taking the overrides
 // ov (rejected ones are the server's Issues), as the node runtime does.
 func Declare(t testing.TB, p Params, ov map[string]params.Override) *params.Server {
 	t.Helper()
+	return declare(t, p.Bind, p.Validate, ov)
+}
+
+func declare(t testing.TB, bind func(*params.Binder), validate func() error, ov map[string]params.Override) *params.Server {
+	t.Helper()
 	srv := params.NewServer(params.Options{Node: "/test", Overrides: ov})
-	b := params.NewBinder(srv, p.Validate)
-	p.Bind(b)
+	b := params.NewBinder(srv, validate)
+	bind(b)
 	require.NoError(t, b.Declare())
 	return srv
 }
 
-// Live declares p's parameters, makes p's node (NewNode) and checks that
-// changes name every writable parameter (and that every read-only one says
-// why in its description); then it sets each change in turn, as `ros2 param
-// set` does, and checks that the node's diagnostics (Core.Report), which
-// list the settings its core runs with, show the new value. Changes are set
-// in order: each must be valid on its own. Live returns the node, for
-// checks of its own.
-func Live(t testing.TB, p Params, changes ...params.Parameter) nodekit.Core {
+// Live declares the parameters of node s, makes its core (s.New) and
+// checks that changes name every writable parameter (and that every
+// read-only one says why in its description); then it sets each change in
+// turn, as `ros2 param set` does, and checks that the node's diagnostics
+// (Core.Report: Report.Diagnose), which list the settings its core runs with, show the new
+// value. Changes are set in order: each must be valid on its own. Live
+// returns the core, for checks of its own.
+func Live(t testing.TB, s nodekit.Spec, changes ...params.Parameter) nodekit.Core {
 	t.Helper()
-	srv := Declare(t, p, nil)
-	node, err := p.NewNode(func(int, []byte) {})
+	srv := declare(t, s.Bind, s.Validate, nil)
+	node, err := s.New(func(int, []byte) {})
 	require.NoError(t, err)
 	srv.AddApplier(func(changed []params.Parameter) { require.NoError(t, node.Reconfigure(changed)) })
 	var writable, changed []string
@@ -59,7 +63,7 @@ func Live(t testing.TB, p Params, changes ...params.Parameter) nodekit.Core {
 	}
 	require.ElementsMatch(t, writable, changed, "a change for every writable parameter")
 	setting := func(name string) string {
-		_, d := node.Report(nil, 0, nodekit.RuntimeStatus{Node: "/test"})
+		d := node.Report(0, nodekit.RuntimeStatus{Node: "/test"}).Diagnose()
 		for _, kv := range d.Values {
 			if kv.Key == name {
 				return kv.Value

@@ -16,13 +16,17 @@ import (
 	rclmsg "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	stdmsg "github.com/timealign/timealign/msgs/std_msgs/msg"
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
-	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/sensorsim"
-	"github.com/timealign/timealign/nodes/internal/stampmon"
-	"github.com/timealign/timealign/nodes/internal/syncnode"
-	"github.com/timealign/timealign/nodes/internal/tsestnode"
+	sensorsimcfg "github.com/timealign/timealign/nodes/internal/sensorsim/config"
+	"github.com/timealign/timealign/nodes/internal/stampmonitor"
+	stampmonitorcfg "github.com/timealign/timealign/nodes/internal/stampmonitor/config"
+	"github.com/timealign/timealign/nodes/internal/streamaligner"
+	streamalignercfg "github.com/timealign/timealign/nodes/internal/streamaligner/config"
+	"github.com/timealign/timealign/nodes/internal/synchronizer"
+	synchronizercfg "github.com/timealign/timealign/nodes/internal/synchronizer/config"
+	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -72,8 +76,8 @@ func TestTimestampEstimatorStatusEncoding(t *testing.T) {
 		ClockSteps: 20, IndexResets: 21, Recounts: 22, RejectedReferences: 28, Ambiguous: true, Ambiguities: 29,
 		Uncorrected: true, UncorrectedSamples: 31, PeriodChanges: 32,
 	}
-	st := tsestnode.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedRejected: 30}
-	b := tsestnode.AppendStatusMsg(nil, statusNow, st, 27)
+	st := timestampestimator.Status{Estimator: e, References: 23, MessagesIn: 24, MessagesOut: 25, DroppedMalformed: 26, DroppedRejected: 30}
+	b := timestampestimator.Report{Now: statusNow, Status: st, Runtime: nodekit.RuntimeStatus{DroppedQueue: 27}}.AppendStatusMsg(nil)
 	got := decode[*tamsg.TimestampEstimatorStatus](t, b, tamsg.TimestampEstimatorStatusTypeSupport)
 	want := &tamsg.TimestampEstimatorStatus{
 		Header:       stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -99,7 +103,8 @@ func TestClockSyncStatusEncoding(t *testing.T) {
 		Reboots: 13, Relocks: 14, Outliers: 15, OutOfRange: 16,
 	}
 	st := clocksync.Status{PLL: p, MessagesIn: 17, MessagesOut: 18, DroppedInvalid: 19, DroppedMalformed: 20}
-	b := clocksync.AppendStatusMsg(nil, statusNow, st, 21, 22)
+	st.Config.PLL.FIFOSize = 21
+	b := clocksync.Report{Now: statusNow, Status: st, Runtime: nodekit.RuntimeStatus{DroppedQueue: 22}}.AppendStatusMsg(nil)
 	got := decode[*tamsg.ClockSyncStatus](t, b, tamsg.ClockSyncStatusTypeSupport)
 	want := &tamsg.ClockSyncStatus{
 		Header: stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -116,11 +121,11 @@ func TestClockSyncStatusEncoding(t *testing.T) {
 // TestSyncEncodings: the synchronizer's SyncStatus and MatchedSet, from a
 // core that has matched and dropped messages.
 func TestSyncEncodings(t *testing.T) {
-	cfg := syncnode.DefaultConfig()
+	cfg := synchronizercfg.DefaultConfig()
 	cfg.Sync.Topics = 3
 	cfg.Sync.QueueSize = 2
 	var matched [][]byte
-	core, err := syncnode.New(cfg, func(_ [][]byte, m []byte) { matched = append(matched, append([]byte(nil), m...)) })
+	core, err := synchronizer.New(cfg, func(_ [][]byte, m []byte) { matched = append(matched, append([]byte(nil), m...)) })
 	require.NoError(t, err)
 	ms := stamp.Time(time.Millisecond)
 	base := statusNow - 10*stamp.Time(time.Second)
@@ -137,9 +142,12 @@ func TestSyncEncodings(t *testing.T) {
 	require.NotZero(t, st.Sync.Sets)
 	require.NotZero(t, st.Sync.DroppedPerTopic()[0])
 
+	// /scan silent for 3 s while the others deliver: it blocks every set.
+	st.LastArrival = []stamp.Time{statusNow - ms, statusNow - ms, statusNow - 3*stamp.Time(time.Second)}
 	inputs := []string{"/camera", "/imu", "/scan"}
 	rates := []float64{10, 10.5, 4.25}
-	b := core.AppendStatusMsg(nil, statusNow, st, inputs, rates, 3.5, "/scan", 24)
+	r := synchronizer.Report{Now: statusNow, Status: st, Rates: rates, SetRate: 3.5, Runtime: nodekit.RuntimeStatus{Inputs: inputs, DroppedQueue: 24}}
+	b := r.AppendStatusMsg(nil)
 	got := decode[*tamsg.SyncStatus](t, b, tamsg.SyncStatusTypeSupport)
 	want := &tamsg.SyncStatus{
 		Header: stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -187,11 +195,11 @@ func TestSyncEncodings(t *testing.T) {
 }
 
 func TestAlignerStatusEncoding(t *testing.T) {
-	cfg := alignnode.DefaultConfig()
-	cfg.Aligner.Streams = append(cfg.Aligner.Streams, alignnode.DefaultStream(0))
+	cfg := streamalignercfg.DefaultConfig()
+	cfg.Aligner.Streams = append(cfg.Aligner.Streams, streamalignercfg.DefaultStream(0))
 	cfg.Aligner.Streams[0].Period = 10 * time.Millisecond
 	cfg.SilentAfter = 500 * time.Millisecond
-	core, err := alignnode.New(cfg, func(int, []byte) {})
+	core, err := streamaligner.New(cfg, func(int, []byte) {})
 	require.NoError(t, err)
 	ms := stamp.Time(time.Millisecond)
 	base := statusNow - 10*stamp.Time(time.Second)
@@ -208,7 +216,7 @@ func TestAlignerStatusEncoding(t *testing.T) {
 	st := core.Status()
 	require.NotZero(t, st.Aligner.Played)
 	inputs := []string{"/imu", "/scan", "/gps"}
-	b := alignnode.AppendStatusMsg(nil, statusNow, st, inputs, 7)
+	b := streamaligner.Report{Now: statusNow, Status: st, Runtime: nodekit.RuntimeStatus{Inputs: inputs, DroppedQueue: 7}}.AppendStatusMsg(nil)
 	got := decode[*tamsg.AlignerStatus](t, b, tamsg.AlignerStatusTypeSupport)
 	want := &tamsg.AlignerStatus{
 		Header:  stdmsg.Header{Stamp: rosTime(t, statusNow)},
@@ -299,17 +307,15 @@ func msgAt(st stamp.Time) []byte { return cdrtest.Message(st, "f", 8) }
 
 // TestSensorSimEncodings: sensor_sim's SensorSimStatus and GroundTruth.
 func TestSensorSimEncodings(t *testing.T) {
-	p := sensorsim.DefaultParams()
-	p.Config.Camera.Enabled = false
-	core, err := p.NewNode(func(int, []byte) {})
-	require.NoError(t, err)
-	n := core.(*sensorsim.Node)
-	n.Attach(nodekit.Env{Outputs: []string{"/imu", "/scan", "/image", "/pps", "/truth"}})
-	st := sensorsim.Status{Running: true, Restarts: 2, Truths: 9, Config: p.Config}
-	st.Sensors[sensorsim.IMU] = sensorsim.SensorStatus{Published: 3, Lost: 4}
-	st.Sensors[sensorsim.Lidar] = sensorsim.SensorStatus{Published: 5, Lost: 6}
+	cfg := sensorsimcfg.DefaultConfig()
+	cfg.Camera.Enabled = false
+	st := sensorsim.Status{Running: true, Restarts: 2, Truths: 9, Config: cfg}
+	st.Sensors[sensorsimcfg.IMU] = sensorsim.SensorStatus{Published: 3, Lost: 4}
+	st.Sensors[sensorsimcfg.Lidar] = sensorsim.SensorStatus{Published: 5, Lost: 6}
 	st.Sensors[3] = sensorsim.SensorStatus{Published: 7}
-	b := n.AppendStatusMsg(nil, statusNow, st, [4]float64{400.5, 10.25, 0, 9.75}, 11)
+	r := sensorsim.Report{Now: statusNow, Status: st, Rates: [4]float64{400.5, 10.25, 0, 9.75},
+		Outputs: []string{"/imu", "/scan", "/image", "/pps", "/truth"}, Runtime: nodekit.RuntimeStatus{DroppedQueue: 11}}
+	b := r.AppendStatusMsg(nil)
 	got := decode[*tamsg.SensorSimStatus](t, b, tamsg.SensorSimStatusTypeSupport)
 	want := &tamsg.SensorSimStatus{Header: stdmsg.Header{Stamp: rosTime(t, statusNow)}, Running: true, Restarts: 2,
 		Sensors: []string{"imu", "lidar", "reference"}, Topics: []string{"/imu", "/scan", "/pps"},
@@ -323,7 +329,7 @@ func TestSensorSimEncodings(t *testing.T) {
 	require.Equal(t, &tamsg.GroundTruth{Header: stdmsg.Header{Stamp: rosTime(t, statusNow), FrameId: "laser"}, Topic: "/demo/scan_raw",
 		Sample: 12, TrueStamp: rosTime(t, s.True), Stamp: rosTime(t, s.Stamp), Fingerprint: s.Fingerprint}, gt)
 	requireReserialized(t, b, gt)
-	parsed, err := stampmon.ParseTruth(b)
+	parsed, err := stampmonitor.ParseTruth(b)
 	require.NoError(t, err)
 	require.Equal(t, s.Fingerprint, parsed.Fingerprint)
 }
@@ -331,21 +337,21 @@ func TestSensorSimEncodings(t *testing.T) {
 // TestStampMonitorEncoding: stamp_monitor's StampMonitorStatus, nested
 // rows and all.
 func TestStampMonitorEncoding(t *testing.T) {
-	e := func(k float64) stampmon.Errors {
-		return stampmon.Errors{Count: int(k), Mean: -k * 1000, Std: k * 2000, Min: -k * 3000, Max: k * 4000,
+	e := func(k float64) stampmonitor.Errors {
+		return stampmonitor.Errors{Count: int(k), Mean: -k * 1000, Std: k * 2000, Min: -k * 3000, Max: k * 4000,
 			P50: k * 5000, P90: k * 6000, P99: k * 7000, Worst: k * 8000}
 	}
 	us := func(k float64) tamsg.StampErrors {
 		return tamsg.StampErrors{Count: uint32(k), MeanUs: -k, StdUs: 2 * k, MinUs: -3 * k, MaxUs: 4 * k, P50Us: 5 * k,
 			P90Us: 6 * k, P99Us: 7 * k, WorstUs: 8 * k}
 	}
-	rows := []stampmon.TopicErrors{
+	rows := []stampmonitor.TopicErrors{
 		{Name: "imu", Topic: "/imu", TruthTopic: "/imu_raw", Raw: e(1), Corrected: e(2), Received: 3, Matched: 4, Unmatched: 5},
 		{Name: "/cam", TruthTopic: "/cam", Raw: e(6), Received: 7},
 	}
-	cfg := stampmon.DefaultConfig()
-	st := stampmon.Status{Truths: 8, TruthsUnmatched: 9, Pending: 10, DroppedPending: 11, DroppedMalformed: 12, Config: cfg}
-	b := stampmon.AppendStatusMsg(nil, statusNow, st, rows, 13)
+	cfg := stampmonitorcfg.DefaultConfig()
+	st := stampmonitor.Status{Truths: 8, TruthsUnmatched: 9, Pending: 10, DroppedPending: 11, DroppedMalformed: 12, Config: cfg}
+	b := stampmonitor.Report{Now: statusNow, Status: st, Rows: rows, Runtime: nodekit.RuntimeStatus{DroppedQueue: 13}}.AppendStatusMsg(nil)
 	got := decode[*tamsg.StampMonitorStatus](t, b, tamsg.StampMonitorStatusTypeSupport)
 	want := &tamsg.StampMonitorStatus{Header: stdmsg.Header{Stamp: rosTime(t, statusNow)}, Window: rosDuration(t, cfg.Window),
 		Topics: []tamsg.TopicStampErrors{

@@ -11,15 +11,10 @@ import (
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
 	"github.com/timealign/timealign/nodes/internal/nodetest"
+	"github.com/timealign/timealign/nodes/internal/sensorsim/config"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/stamp"
 )
-
-// Spec is the node's spec, as nodes/sensor_sim/main.go has it.
-func Spec(p *Params) nodekit.Spec {
-	return nodekit.Spec{Name: "sensor_sim", What: What, StatusType: StatusType, TickEvery: TickEvery,
-		Bind: p.Bind, Validate: p.Validate, Ports: p.Ports, New: p.NewNode}
-}
 
 // TestNode: the node's wiring without ROS: the sensors on their remapped
 // topics at their rates, every sample's ground truth on truth naming the
@@ -27,12 +22,11 @@ func Spec(p *Params) nodekit.Spec {
 func TestNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := DefaultParams()
 		rec := map[string]*memros.Recorder{}
 		for _, topic := range []string{"/demo/imu/data_raw", "/demo/scan_raw", "/demo/camera/image_raw", "/demo/imu/reference", "/demo/truth", "/demo/sensor_sim/status"} {
 			rec[topic] = g.Record(topic)
 		}
-		stop := g.Start(Spec(&p), "--ros-args", "-r", "__ns:=/demo", "-r", "imu:=imu/data_raw", "-r", "scan:=scan_raw",
+		stop := g.Start(Spec(), "--ros-args", "-r", "__ns:=/demo", "-r", "imu:=imu/data_raw", "-r", "scan:=scan_raw",
 			"-r", "image:=camera/image_raw", "-r", "reference:=imu/reference", "-p", "camera.width:=64", "-p", "camera.height:=48")
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
@@ -66,10 +60,9 @@ func truthTopic(t *testing.T, msg []byte) string {
 func TestSimTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		p := DefaultParams()
 		imu := g.Record("/imu")
 		clock := g.Advertise("/clock", "rosgraph_msgs/msg/Clock")
-		stop := g.Start(Spec(&p), "--ros-args", "-p", "use_sim_time:=true", "-p", "camera.width:=8", "-p", "camera.height:=8")
+		stop := g.Start(Spec(), "--ros-args", "-p", "use_sim_time:=true", "-p", "camera.width:=8", "-p", "camera.height:=8")
 		time.Sleep(time.Second)
 		synctest.Wait()
 		require.Empty(t, imu.Messages(), "no /clock yet")
@@ -96,9 +89,9 @@ func TestSimTime(t *testing.T) {
 // TestEveryWritableParameterIsLive: every parameter but the QoS is
 // writable; each, set at run time, is what the node runs with.
 func TestEveryWritableParameterIsLive(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	var changes []params.Parameter
-	for _, s := range Settings(p.Config) {
+	for _, s := range config.Settings(p.Config) {
 		v := s.Value
 		switch name := s.Name; {
 		case strings.HasSuffix(name, ".jitter"):
@@ -120,14 +113,14 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 		}
 		changes = append(changes, params.Parameter{Name: s.Name, Value: v})
 	}
-	node := nodetest.Live(t, &p, changes...).(*Node)
+	node := nodetest.Live(t, spec(&p), changes...).(*Node)
 	require.Equal(t, p.Config, node.core.Status().Config)
 }
 
 // TestRejected: parameters out of range are refused with the parameter's
 // name and the reason, and the node keeps the value it had.
 func TestRejected(t *testing.T) {
-	p := DefaultParams()
+	p := config.DefaultParams()
 	srv := nodetest.Declare(t, &p, map[string]params.Override{
 		"imu.rate_hz":     {Value: params.DoubleValue(-400), Source: "-p"},
 		"lidar.rate_hz":   {Value: params.DoubleValue(0), Source: "-p"},
@@ -149,5 +142,5 @@ func TestRejected(t *testing.T) {
 	} {
 		require.Contains(t, all, want)
 	}
-	require.Equal(t, DefaultConfig(), p.Config, "every rejected value keeps its default")
+	require.Equal(t, config.DefaultConfig(), p.Config, "every rejected value keeps its default")
 }

@@ -1,3 +1,29 @@
+// Package sensorsim is the ROS-free logic of the sensor_sim node: simulated
+// sensors (pkg/sim) published live as standard sensor messages, each sample
+// with its ground truth, so that timealign's nodes can be tried, and
+// measured, without hardware.
+//
+// Three sensors and a pulse: an IMU (sensor_msgs/msg/Imu) stamped on
+// arrival with a scheduler's jitter, a lidar (sensor_msgs/msg/LaserScan)
+// stamped by its own drifting clock whose tick counter wraps around, a
+// camera (sensor_msgs/msg/Image) of a real image size, and hardware
+// reference pulses (sensor_msgs/msg/TimeReference) every so many IMU
+// samples. Each sensor is a pkg/sim stream with its own rate, latency,
+// jitter, loss, bursts, drift and wraparound (config.Sensor), started at the node
+// clock's time: its samples are published when the node's clock reaches
+// their arrival, so with use_sim_time they follow /clock. Every published
+// sample is described on `truth` (timealign/msg/GroundTruth): its topic,
+// number, true acquisition time, the stamp it was published with and its
+// stamp.Fingerprint, by which stamp_monitor finds it again after a node
+// rewrote its stamp.
+//
+// Cost: per sample one pkg/sim step (O(1)), the message (its size: an image
+// is drawn anew) and two publications; memory is constant.
+//
+// Spec is the node that nodes/sensor_sim runs; Report is what it
+// reports once a second (~/status, /diagnostics). Its parameters are
+// declared in the package config beneath, which the offline tools read
+// without the node runtime.
 package sensorsim
 
 import (
@@ -7,6 +33,7 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/internal/rosmsgs"
+	"github.com/timealign/timealign/nodes/internal/sensorsim/config"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -74,25 +101,25 @@ type Status struct {
 	Restarts uint64
 	// Sensors are the imu, lidar and camera counters, then the reference
 	// pulses'.
-	Sensors [numSensors + 1]SensorStatus
+	Sensors [config.NumSensors + 1]SensorStatus
 	// Truths counts the ground-truth messages.
 	Truths uint64
 	// Config is the configuration the Core runs with.
-	Config Config
+	Config config.Config
 }
 
 // Core simulates the sensors. Tick publishes what the sensors acquired and
 // delivered up to the node's time. One goroutine owns it.
 type Core struct {
-	cfg      Config
+	cfg      config.Config
 	emit     func(Sample)
-	streams  [numSensors]*stream
+	streams  [config.NumSensors]*stream
 	payloads *rosmsgs.Payloads
 	refRNG   *rand.Rand
-	next     [numSensors]uint64     // the number of each sensor's next sample
-	last     [numSensors]sim.Sample // each sensor's last sample
-	any      [numSensors]bool       // last is set
-	pulses   []pulse                // reference pulses waiting for their arrival, oldest first
+	next     [config.NumSensors]uint64     // the number of each sensor's next sample
+	last     [config.NumSensors]sim.Sample // each sensor's last sample
+	any      [config.NumSensors]bool       // last is set
+	pulses   []pulse                       // reference pulses waiting for their arrival, oldest first
 	running  bool
 	now      stamp.Time // of the last tick
 	st       Status
@@ -101,7 +128,7 @@ type Core struct {
 
 // New returns a Core for cfg that hands every sample to emit, or the error
 // of cfg.Validate.
-func New(cfg Config, emit func(Sample)) (*Core, error) {
+func New(cfg config.Config, emit func(Sample)) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -112,14 +139,14 @@ func New(cfg Config, emit func(Sample)) (*Core, error) {
 	return c, nil
 }
 
-func (c *Core) setConfig(cfg Config) error {
+func (c *Core) setConfig(cfg config.Config) error {
 	p, err := rosmsgs.NewPayloads(rosmsgs.PayloadOptions{ImageWidth: cfg.Image.Width, ImageHeight: cfg.Image.Height,
 		Encoding: cfg.Image.Encoding, Beams: cfg.Beams, ScanTime: time.Duration(float64(time.Second) / cfg.Lidar.Rate)})
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", config.ErrConfig, err)
 	}
 	if c.refRNG == nil || cfg.Seed != c.cfg.Seed {
-		c.refRNG = rand.New(rand.NewPCG(SensorSeed(cfg.Seed, numSensors), 0x7265665f70707321))
+		c.refRNG = rand.New(rand.NewPCG(config.SensorSeed(cfg.Seed, config.NumSensors), 0x7265665f70707321))
 	}
 	c.payloads, c.cfg = p, cfg
 	return nil
@@ -217,16 +244,16 @@ func (c *Core) start(now stamp.Time, only int, keepPhase bool) {
 		if keepPhase && c.any[i] && now.Sub(c.last[i].True) < time.Second {
 			at = c.last[i].True.Add(time.Duration(math.Round(1e9 / s.Rate)))
 		}
-		sc := s.SimConfig(SensorSeed(c.cfg.Seed, i), at)
+		sc := s.SimConfig(config.SensorSeed(c.cfg.Seed, i), at)
 		if c.any[i] {
 			last := c.last[i]
 			gap := max(at.Sub(last.True), 0) // a clock that went back: the device's went on
 			off := last.Device + time.Duration(float64(gap)*(1+s.SkewPPM*1e-6))
-			sc.Clock.Offset = min(max(off, 0), MaxDeviceClock)
+			sc.Clock.Offset = min(max(off, 0), config.MaxDeviceClock)
 		}
 		d, err := sim.NewDelivery(sc)
 		if err != nil { // Validate checked the configuration; a restart keeps it valid
-			c.note(fmt.Sprintf("%s: %v", SensorNames[i], err))
+			c.note(fmt.Sprintf("%s: %v", config.SensorNames[i], err))
 			continue
 		}
 		st := &stream{del: d, base: c.next[i]}
@@ -253,20 +280,20 @@ func (c *Core) publish(i int) {
 	hdr := sensor.HeaderStamp(x)
 	var msg []byte
 	switch i {
-	case IMU:
+	case config.IMU:
 		msg = c.payloads.Imu(nil, hdr, sensor.FrameID, int(num))
-	case Lidar:
+	case config.Lidar:
 		msg = c.payloads.Scan(nil, hdr, sensor.FrameID, int(num))
 	default:
 		msg = c.payloads.Image(nil, hdr, sensor.FrameID, int(num))
 	}
 	c.send(Sample{Output: i, Number: num, True: x.True, Stamp: hdr, Msg: msg, FrameID: sensor.FrameID})
-	if i != IMU {
+	if i != config.IMU {
 		return
 	}
 	if c.cfg.Reference.Every > 0 && num%uint64(c.cfg.Reference.Every) == 0 {
 		ref := x.True.Add(time.Duration(c.refRNG.Float64() * float64(c.cfg.Reference.Jitter)))
-		c.st.Sensors[numSensors].Published++
+		c.st.Sensors[config.NumSensors].Published++
 		// The pulse arrives Reference.Latency after the acquisition: read
 		// by another driver, it comes later than its sample (a node that
 		// saw it first would have to guess which sample it marks).
@@ -290,7 +317,7 @@ func (c *Core) send(s Sample) {
 // changed (every one, for a new seed) starts over at the time of the last
 // tick, numbering on; image and scan settings apply to the next message.
 // An invalid cfg is refused and changes nothing.
-func (c *Core) Reconfigure(cfg Config) error {
+func (c *Core) Reconfigure(cfg config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

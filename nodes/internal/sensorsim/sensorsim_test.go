@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timealign/timealign/nodes/internal/sensorsim/config"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -30,8 +31,8 @@ func run(c *Core, from stamp.Time, d, step time.Duration) []Sample {
 // stamps; reference pulses every Every IMU samples, late by at most their
 // jitter; every sample with its fingerprint.
 func TestCoreIsTheSimulator(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Image = Image{Width: 32, Height: 24, Encoding: "mono8"}
+	cfg := config.DefaultConfig()
+	cfg.Image = config.Image{Width: 32, Height: 24, Encoding: "mono8"}
 	cfg.Camera.Loss = 0.2
 	cfg.Lidar.DeviceOffset = 4294*time.Second + 500*time.Millisecond // the 32-bit µs counter wraps after 0.47 s
 	c, err := New(cfg, nil)
@@ -50,7 +51,7 @@ func TestCoreIsTheSimulator(t *testing.T) {
 	}
 	for i, sensor := range cfg.Sensors() {
 		want, err := sim.Generate(func() sim.Config {
-			sc := sensor.SimConfig(SensorSeed(cfg.Seed, i), t0)
+			sc := sensor.SimConfig(config.SensorSeed(cfg.Seed, i), t0)
 			sc.Duration = 2 * time.Second
 			return sc
 		}())
@@ -65,7 +66,7 @@ func TestCoreIsTheSimulator(t *testing.T) {
 			}
 		}
 		outs := byOut[i]
-		require.Len(t, outs, len(delivered), SensorNames[i])
+		require.Len(t, outs, len(delivered), config.SensorNames[i])
 		for k, x := range delivered {
 			s := outs[k]
 			require.Equal(t, uint64(x.Seq), s.Number)
@@ -77,7 +78,7 @@ func TestCoreIsTheSimulator(t *testing.T) {
 			require.GreaterOrEqual(t, s.At, x.Arrival, "published once arrived")
 			require.Less(t, s.At.Sub(x.Arrival), time.Millisecond, "within a tick")
 		}
-		if i == Camera {
+		if i == config.Camera {
 			require.Positive(t, lost)
 			require.EqualValues(t, c.Status().Sensors[i].Lost, outs[len(outs)-1].Number+1-uint64(len(outs)))
 		}
@@ -122,8 +123,8 @@ func TestCoreIsTheSimulator(t *testing.T) {
 // a clock that goes back or jumps ahead restarts the sensors, which number
 // on and whose device clock goes on; no flood after a jump.
 func TestClock(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Image = Image{Width: 8, Height: 8, Encoding: "mono8"}
+	cfg := config.DefaultConfig()
+	cfg.Image = config.Image{Width: 8, Height: 8, Encoding: "mono8"}
 	c, err := New(cfg, nil)
 	require.NoError(t, err)
 	require.Empty(t, run(c, 0, 0, time.Millisecond))
@@ -170,17 +171,17 @@ func TestClock(t *testing.T) {
 }
 
 func TestReconfigure(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Image = Image{Width: 8, Height: 8, Encoding: "mono8"}
+	cfg := config.DefaultConfig()
+	cfg.Image = config.Image{Width: 8, Height: 8, Encoding: "mono8"}
 	c, err := New(cfg, nil)
 	require.NoError(t, err)
 	run(c, t0, time.Second, time.Millisecond)
-	imuBefore, scanBefore := c.Status().Sensors[IMU], c.Status().Sensors[Lidar]
+	imuBefore, scanBefore := c.Status().Sensors[config.IMU], c.Status().Sensors[config.Lidar]
 	cfg.IMU.JitterScale = 5 * time.Millisecond
 	cfg.Camera.Enabled = false
 	require.NoError(t, c.Reconfigure(cfg))
 	require.EqualValues(t, 1, c.Status().Restarts)
-	lastIMU := c.last[IMU]
+	lastIMU := c.last[config.IMU]
 	got := run(c, t0.Add(time.Second+time.Millisecond), time.Second, time.Millisecond)
 	firstIMU := true
 	for _, s := range got {
@@ -194,36 +195,36 @@ func TestReconfigure(t *testing.T) {
 		}
 	}
 	st := c.Status()
-	require.InDelta(t, imuBefore.Published+400, st.Sensors[IMU].Published, 10)
-	require.InDelta(t, scanBefore.Published+10, st.Sensors[Lidar].Published, 1, "the lidar goes on")
+	require.InDelta(t, imuBefore.Published+400, st.Sensors[config.IMU].Published, 10)
+	require.InDelta(t, scanBefore.Published+10, st.Sensors[config.Lidar].Published, 1, "the lidar goes on")
 	bad := cfg
 	bad.IMU.Loss = 1
-	require.ErrorIs(t, c.Reconfigure(bad), ErrConfig)
+	require.ErrorIs(t, c.Reconfigure(bad), config.ErrConfig)
 	require.Equal(t, cfg, c.Status().Config, "a bad config changes nothing")
 }
 
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
-		change func(*Config)
+		change func(*config.Config)
 		want   string
 	}{
-		{func(c *Config) { c.IMU.Rate = -400 }, "imu.rate_hz is -400, want 0 < rate ≤ 100000"},
-		{func(c *Config) { c.Lidar.Rate = 0 }, "lidar.rate_hz is 0, want 0 < rate"},
-		{func(c *Config) { c.Camera.Loss = 1.5 }, "camera.loss is 1.5, want 0 ≤ loss < 1"},
-		{func(c *Config) { c.IMU.Loss = 1 }, "imu.loss is 1, want 0 ≤ loss < 1"},
-		{func(c *Config) { c.IMU.BurstProb = 0.1; c.IMU.BurstLen = 0 }, "imu.loss_burst_len is 0, want ≥ 1 (samples) when imu.loss_burst_prob is above 0"},
-		{func(c *Config) { c.Camera.BatchProb = 0.1; c.Camera.BatchSize = 1 }, "camera.batch_size is 1, want ≥ 2 when camera.batch_prob is above 0"},
-		{func(c *Config) { c.Lidar.TickPeriod = 0 }, "lidar.tick_period_sec is 0.0, want 0 < period ≤ 1.0"},
-		{func(c *Config) { c.Lidar.Latency = -time.Millisecond }, "lidar.latency_sec is -0.001, want 0..60.0"},
-		{func(c *Config) { c.Image.Width = 0 }, "camera.width is 0, want 1..16384 pixels"},
-		{func(c *Config) { c.Reference.Every = -1 }, "reference.every is -1, want ≥ 0"},
+		{func(c *config.Config) { c.IMU.Rate = -400 }, "imu.rate_hz is -400, want 0 < rate ≤ 100000"},
+		{func(c *config.Config) { c.Lidar.Rate = 0 }, "lidar.rate_hz is 0, want 0 < rate"},
+		{func(c *config.Config) { c.Camera.Loss = 1.5 }, "camera.loss is 1.5, want 0 ≤ loss < 1"},
+		{func(c *config.Config) { c.IMU.Loss = 1 }, "imu.loss is 1, want 0 ≤ loss < 1"},
+		{func(c *config.Config) { c.IMU.BurstProb = 0.1; c.IMU.BurstLen = 0 }, "imu.loss_burst_len is 0, want ≥ 1 (samples) when imu.loss_burst_prob is above 0"},
+		{func(c *config.Config) { c.Camera.BatchProb = 0.1; c.Camera.BatchSize = 1 }, "camera.batch_size is 1, want ≥ 2 when camera.batch_prob is above 0"},
+		{func(c *config.Config) { c.Lidar.TickPeriod = 0 }, "lidar.tick_period_sec is 0.0, want 0 < period ≤ 1.0"},
+		{func(c *config.Config) { c.Lidar.Latency = -time.Millisecond }, "lidar.latency_sec is -0.001, want 0..60.0"},
+		{func(c *config.Config) { c.Image.Width = 0 }, "camera.width is 0, want 1..16384 pixels"},
+		{func(c *config.Config) { c.Reference.Every = -1 }, "reference.every is -1, want ≥ 0"},
 	} {
-		c := DefaultConfig()
+		c := config.DefaultConfig()
 		tc.change(&c)
-		p := Params{Config: c}
+		p := config.Params{Config: c}
 		err := p.Validate()
-		require.ErrorIs(t, err, ErrConfig, tc.want)
+		require.ErrorIs(t, err, config.ErrConfig, tc.want)
 		require.Contains(t, err.Error(), tc.want)
 	}
-	require.NoError(t, DefaultConfig().Validate())
+	require.NoError(t, config.DefaultConfig().Validate())
 }

@@ -1,0 +1,6 @@
+// Package config declares the stamp_monitor node's parameters: the Config of its
+// core (package stampmonitor) and Params, which binds the Config and the
+// node's wiring (message types, QoS) to ROS parameters with their ranges
+// and checks. It needs no node runtime: the node and the offline tools
+// (nodes/nodeparams) bind the same declarations.
+package config
