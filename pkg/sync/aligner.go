@@ -517,6 +517,21 @@ func (a *StreamAligner[T]) Clear() {
 	a.latest, a.current, a.late = 0, 0, 0
 }
 
+// Restart discards every buffered sample and the playback times, as Clear
+// does, but keeps every counter: for time that jumped (a bag played
+// again), where the samples are of another timeline and the counts go on.
+// Discarded samples are not counted as drops.
+func (a *StreamAligner[T]) Restart() {
+	for _, s := range a.streams {
+		if s != nil {
+			s.clear()
+			s.last, s.due = 0, stamp.Time(0).Add(s.period)
+			s.st.LatestTime = 0
+		}
+	}
+	a.latest, a.current = 0, 0
+}
+
 // Latency returns the newest pushed stamp minus the last played one.
 func (a *StreamAligner[T]) Latency() time.Duration { return a.latest.Sub(a.current) }
 

@@ -177,3 +177,12 @@ func (c *Core) Status() Status {
 	}
 	return s
 }
+
+// Reset restarts the fit (the host clock or /clock jumped: the pairs of
+// device and host time before it are of another timeline); the counters
+// of the status go on, and the restart counts in the PLL's resets.
+func (c *Core) Reset() {
+	c.base = addCounters(c.base, c.pll.Status())
+	c.pll.Reset()
+	c.base.Resets++
+}

@@ -25,7 +25,7 @@ func spec(p *config.Params) nodekit.Spec {
 // ports returns the node's topics: input `in` (of message_type, or of the
 // type of its first publisher), output `out` (the type of `in`).
 func ports(p *config.Params) (inputs, outputs []nodekit.Port, err error) {
-	return []nodekit.Port{{Topic: "in", Type: p.MessageType, QoS: p.In, TypeParam: "message_type"}},
+	return []nodekit.Port{{Topic: "in", Type: p.MessageType, QoS: p.In, TypeParam: "message_type", DeviceStamps: true}},
 		[]nodekit.Port{{Topic: "out", SameAs: "in", QoS: p.Out}}, nil
 }
 
@@ -71,3 +71,12 @@ func (n *Node) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
 // Reconfigure implements nodekit.Core: a new fit configuration restarts
 // the fit (Core.Reconfigure); the counters go on.
 func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }
+
+// TimeJumped implements nodekit.TimeJumper: a jump of the node's clock
+// (the receive times) restarts the fit. The input's stamps are the
+// device's clock, which the PLL follows through wraps and restarts itself
+// (its Port says DeviceStamps: the runtime does not watch them).
+func (n *Node) TimeJumped(nodekit.TimeJump) string {
+	n.core.Reset()
+	return "clock fit restarted"
+}

@@ -61,3 +61,40 @@ func BenchmarkClockSimulated(b *testing.B) {
 		_ = c.Now()
 	}
 }
+
+// TestClockSteps: the system clock reports the wall clock stepping
+// against the monotonic one by more than the threshold, either way, and
+// not slewing; a simulated clock counts /clock going back.
+func TestClockSteps(t *testing.T) {
+	base := stamp.Time(1_700_000_000 * time.Second)
+	var offset time.Duration
+	mono := time.Duration(0)
+	c := NewClock(false)
+	c.read = func() (stamp.Time, time.Duration) { return base.Add(mono + offset), mono }
+	var steps []time.Duration
+	for i := range 60 {
+		mono = time.Duration(i) * time.Second
+		offset += 300 * time.Microsecond // slewing
+		switch i {
+		case 20:
+			offset += 5 * time.Second
+		case 40:
+			offset -= 5 * time.Second
+		}
+		if s, ok := c.Stepped(); ok {
+			steps = append(steps, s.Round(10*time.Millisecond))
+		}
+	}
+	require.Equal(t, []time.Duration{5 * time.Second, -5 * time.Second}, steps)
+
+	sim := NewClock(true)
+	sim.SetJumpThreshold(2 * time.Second)
+	for _, s := range []stamp.Time{10, 9, 12, 30, 27, 29, 5} {
+		require.NoError(t, sim.SetFromClockMsg(clockMsg(s*stamp.Time(time.Second))))
+	}
+	n, last := sim.Jumps()
+	require.Equal(t, uint64(2), n, "30 -> 27 and 29 -> 5")
+	require.Equal(t, 24*time.Second, last)
+	_, stepped := sim.Stepped()
+	require.False(t, stepped, "a simulated clock does not step")
+}

@@ -86,6 +86,11 @@ type Port struct {
 	// TypeParam names the parameter that sets Type, for messages that
 	// suggest setting it ("message_type").
 	TypeParam string
+	// DeviceStamps says the input's header.stamp is not ROS time but a
+	// device's clock (clock_sync's input), which may wrap or restart: the
+	// runtime does not watch it for jumps back. Other inputs' stamps are
+	// watched (see TimeJumper).
+	DeviceStamps bool
 }
 
 // Spec describes a node to the runtime: its name, its parameters, its
@@ -129,6 +134,31 @@ type Env struct {
 	// Log writes a line through ROS logging (console and /rosout). Call it
 	// from the core's methods (the owner goroutine).
 	Log func(l LogLevel, msg string)
+}
+
+// TimeJump is a jump of time the runtime detected: time went back by more
+// than the parameter time_jump_threshold_sec (a bag played with --loop, a
+// restarted simulator or driver), or the host clock stepped either way.
+type TimeJump struct {
+	// Input is the input whose header stamps jumped back (confirmed by two
+	// messages in a row), or -1 for the node's clock: /clock under
+	// use_sim_time, or the host clock under system time.
+	Input int
+	// Back is how far time went back; negative for a host clock stepped
+	// forward.
+	Back time.Duration
+	// What says which time jumped, for the log: "/clock", "the host
+	// clock", "header stamps of /imu".
+	What string
+}
+
+// TimeJumper is a Core whose state a jump of time invalidates: fits,
+// queues, references, schedules. The runtime calls TimeJumped from the
+// owner goroutine when it detects a jump, before the first message after
+// it, and logs the jump with what TimeJumped returns ("estimator reset").
+// A core that holds no time-dependent state need not implement it.
+type TimeJumper interface {
+	TimeJumped(j TimeJump) (reset string)
 }
 
 // Attacher is a Core that wants its [Env]: a core that names its topics

@@ -71,6 +71,7 @@ type Node struct {
 	logLimit     Throttle // repeated lines (malformed messages, publish errors), per key
 	lastDrops    []Drops
 	drops        []Drops
+	jumps        jumps
 
 	calls     chan func()   // work for the owner goroutine (parameter requests)
 	closing   chan struct{} // closed by Close: requests are no longer answered
@@ -96,6 +97,11 @@ type input struct {
 	typ        string // known type; "" while discovering
 	discovered bool   // typ was learned from the graph
 	foreign    string // publishers of other types on the topic, as last reported
+
+	sub          Subscription
+	publishers   int  // matched publishers at the last report
+	hadPublisher bool // some publisher was matched once
+	jump         stamp.JumpDetector
 }
 
 type output struct {
@@ -145,8 +151,9 @@ func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
 	}
 	n.inbox = NewInbox(n.rt.Inbox)
 	n.Clock = NewClock(n.rt.UseSimTime)
+	n.Clock.SetJumpThreshold(n.rt.TimeJumpThreshold)
 	if n.rt.UseSimTime {
-		if err := tr.Subscribe("/clock", "rosgraph_msgs/msg/Clock", clockQoS(), n.followClock); err != nil {
+		if _, err := tr.Subscribe("/clock", "rosgraph_msgs/msg/Clock", clockQoS(), n.followClock); err != nil {
 			return n, fmt.Errorf("subscribe /clock: %w", err)
 		}
 		n.log(LogInfo, "use_sim_time: the node's time follows /clock")
@@ -202,6 +209,10 @@ func (n *Node) apply(changed []params.Parameter) {
 	var own []params.Parameter
 	for _, p := range changed {
 		if slices.Contains(runtimeparams.Names, p.Name) {
+			n.Clock.SetJumpThreshold(n.rt.TimeJumpThreshold)
+			for i := range n.in {
+				n.in[i].jump.Threshold = n.rt.TimeJumpThreshold
+			}
 			n.inbox.SetLimits(n.rt.Inbox)
 			for _, o := range n.out {
 				if o.box != nil {
@@ -344,6 +355,7 @@ func (n *Node) Run(ctx context.Context) error {
 		case <-tick:
 			next := n.spec.TickEvery
 			if n.phase == running {
+				n.checkClock()
 				now := n.Clock.Now()
 				n.core.Tick(now)
 				if w, ok := n.core.(Waker); ok {
@@ -455,11 +467,15 @@ func (n *Node) open() {
 		o.box = newOutbox(pub, o.QoS, n.outboxLimits())
 		n.group.Go(o.box.run)
 	}
-	for i, in := range n.in {
-		if err := n.tr.Subscribe(in.name, in.typ, in.QoS, n.deliverer(i)); err != nil {
+	for i := range n.in {
+		in := &n.in[i]
+		in.jump = stamp.JumpDetector{Threshold: n.rt.TimeJumpThreshold, Confirm: 2}
+		sub, err := n.tr.Subscribe(in.name, in.typ, in.QoS, n.deliverer(i))
+		if err != nil {
 			n.failWith(fmt.Errorf("%s: %w", in.name, err), typeHint(in.TypeParam))
 			return
 		}
+		in.sub = sub
 	}
 	n.phase = running
 	ins := make([]string, len(n.in))
@@ -519,6 +535,8 @@ func (n *Node) handle(m Msg) {
 	if n.phase != running {
 		return
 	}
+	n.checkClock()
+	n.checkStamps(m.Input, m.Data)
 	if err := n.core.Handle(m.Input, m.Data, m.Receive); err != nil {
 		name := n.names[m.Input]
 		n.limited(LogWarn, name, "dropped a malformed message on ", name, ": ", err)
@@ -547,6 +565,9 @@ func (n *Node) publish(i int, msg []byte) {
 // report publishes ~/status and /diagnostics, and logs inbox drops and
 // changes of health.
 func (n *Node) report() {
+	if n.phase == running {
+		n.checkClock()
+	}
 	now := n.Clock.Now()
 	dropped := n.inbox.Dropped()
 	for _, o := range n.out {
@@ -582,9 +603,11 @@ func (n *Node) report() {
 		d.Level, d.Message = Error, n.fail
 	case running:
 		n.watchTypes(&d)
+		n.reportPublishers(&d)
 	}
 	n.reportDrops(&d)
-	for _, p := range runtimeparams.Settings(n.inbox.Limits()) { // what the inbox works with
+	n.reportJumps(&d)
+	for _, p := range runtimeparams.Settings(n.rt) { // what the runtime works with
 		d.Add(p.Name, p.Value.String())
 	}
 	if n.diag != nil {

@@ -259,7 +259,7 @@ func TestDiscoveryPhase(t *testing.T) {
 		ps := g.Parameters("/echo", time.Second)
 		names, err := ps.List()
 		require.NoError(t, err, "parameters answered while waiting for a publisher")
-		require.Equal(t, []string{"gain", "inbox.max_bytes", "inbox.max_message_bytes", "inbox.max_messages", "message_types", "use_sim_time"}, names)
+		require.Equal(t, []string{"gain", "inbox.max_bytes", "inbox.max_message_bytes", "inbox.max_messages", "message_types", "time_jump_threshold_sec", "use_sim_time"}, names)
 		res, err := ps.Set(params.Parameter{Name: "gain", Value: params.DoubleValue(2)})
 		require.NoError(t, err)
 		require.Equal(t, []params.SetResult{{Successful: true}}, res)
@@ -271,8 +271,8 @@ func TestDiscoveryPhase(t *testing.T) {
 		require.Equal(t, "gain", core.reconf[0][0].Name)
 		core.mu.Unlock()
 		events := g.ParameterEvents()
-		require.Len(t, events, 7, "the six declarations, then the set")
-		require.Equal(t, "gain", events[6].ChangedParameters[0].Name)
+		require.Len(t, events, 8, "the seven declarations, then the set")
+		require.Equal(t, "gain", events[7].ChangedParameters[0].Name)
 
 		time.Sleep(1500 * time.Millisecond)
 		synctest.Wait()
@@ -816,7 +816,7 @@ func TestRuntimeParameters(t *testing.T) {
 			if d.ReadOnly {
 				require.Contains(t, d.Description, params.ReadOnlyReason, "%s says why it is read-only", d.Name)
 			} else {
-				require.Len(t, d.IntegerRange, 1, "%s has a range", d.Name)
+				require.Equal(t, 1, len(d.IntegerRange)+len(d.FloatingPointRange), "%s has a range", d.Name)
 			}
 		}
 		res, err := ps.Set(params.Parameter{Name: "use_sim_time", Value: params.BoolValue(true)},
@@ -831,12 +831,13 @@ func TestRuntimeParameters(t *testing.T) {
 			{Name: "inbox.max_messages", Value: params.IntValue(64)},
 			{Name: "inbox.max_bytes", Value: params.IntValue(1 << 20)},
 			{Name: "inbox.max_message_bytes", Value: params.IntValue(4096)},
+			{Name: "time_jump_threshold_sec", Value: params.DoubleValue(2.5)},
 		}
 		var writable []string
-		for _, p := range runtimeparams.Settings(runtimeparams.DefaultLimits()) {
+		for _, p := range runtimeparams.Settings(runtimeparams.DefaultParams()) {
 			writable = append(writable, p.Name)
 		}
-		require.ElementsMatch(t, []string{"inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}, writable)
+		require.ElementsMatch(t, []string{"inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes", "time_jump_threshold_sec"}, writable)
 		for _, p := range sets {
 			time.Sleep(time.Second)
 			synctest.Wait()

@@ -21,7 +21,7 @@ type Transport interface {
 	// msgType ("pkg/msg/Type"), serialized: deliver gets each message's
 	// bytes, which it then owns (the transport keeps no reference), and
 	// its reception time (0 when the middleware gives none).
-	Subscribe(topic, msgType string, q qos.Profile, deliver func(msg []byte, received stamp.Time)) error
+	Subscribe(topic, msgType string, q qos.Profile, deliver func(msg []byte, received stamp.Time)) (Subscription, error)
 	// Publisher creates a publisher of serialized msgType messages on topic.
 	// An unknown or uninstalled type is an error naming it.
 	Publisher(topic, msgType string, q qos.Profile) (Publisher, error)
@@ -46,6 +46,14 @@ type Transport interface {
 type Connect func(name string, argv []string) (Transport, error)
 
 // Publisher publishes serialized messages.
+// Subscription is a subscription a Transport made.
+type Subscription interface {
+	// Publishers returns how many publishers are matched to the
+	// subscription now (the subscription's own side of the match), or -1
+	// if the middleware cannot tell.
+	Publishers() int
+}
+
 type Publisher interface {
 	Publish(msg []byte) error
 	// Subscribers returns how many subscriptions are matched to the

@@ -132,10 +132,10 @@ func qosProfile(q qos.Profile) rclgo.QosProfile {
 // Subscribe implements nodekit.Transport: each message is taken serialized
 // (rclgo copies it out of rcl into a fresh slice, which deliver then owns)
 // with its DDS reception time.
-func (t *transport) Subscribe(topic, msgType string, q qos.Profile, deliver func([]byte, stamp.Time)) error {
+func (t *transport) Subscribe(topic, msgType string, q qos.Profile, deliver func([]byte, stamp.Time)) (nodekit.Subscription, error) {
 	ts, err := t.typeSupport(msgType)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sub, err := t.node.NewSubscription(topic, ts, &rclgo.SubscriptionOptions{Qos: qosProfile(q)}, func(s *rclgo.Subscription) {
 		// One wake-up may stand for several messages: take all that are
@@ -155,10 +155,21 @@ func (t *transport) Subscribe(topic, msgType string, q qos.Profile, deliver func
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
+		return nil, fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
 	}
 	t.add([]*rclgo.Subscription{sub}, nil)
-	return nil
+	return subscription{sub}, nil
+}
+
+type subscription struct{ s *rclgo.Subscription }
+
+// Publishers implements nodekit.Subscription (rcl_subscription_get_publisher_count).
+func (s subscription) Publishers() int {
+	n, err := s.s.GetPublisherCount()
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // add hands subscriptions and services to the spinning goroutine: it stops

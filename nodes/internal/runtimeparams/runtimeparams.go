@@ -5,7 +5,11 @@
 // resolve a parameter file as a node would, without linking the runtime.
 package runtimeparams
 
-import "github.com/timealign/timealign/pkg/params"
+import (
+	"time"
+
+	"github.com/timealign/timealign/pkg/params"
+)
 
 // Limits bound what a node's inbox holds (the parameters inbox.*).
 type Limits struct {
@@ -34,14 +38,18 @@ type Params struct {
 	UseSimTime bool
 	// Inbox bounds the node's inbox (and, in bytes, each output's queue).
 	Inbox Limits
+	// TimeJumpThreshold is how far time must go back to be a jump that
+	// resets the node's state: on /clock (use_sim_time), in the header
+	// stamps of an input, or the host clock stepped (either way).
+	TimeJumpThreshold time.Duration
 }
 
 // DefaultParams returns the runtime's defaults: the system clock, the
-// DefaultLimits.
-func DefaultParams() Params { return Params{Inbox: DefaultLimits()} }
+// DefaultLimits, jumps of more than a second.
+func DefaultParams() Params { return Params{Inbox: DefaultLimits(), TimeJumpThreshold: time.Second} }
 
 // Names are the names of the runtime's parameters.
-var Names = []string{"use_sim_time", "inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes"}
+var Names = []string{"use_sim_time", "inbox.max_messages", "inbox.max_bytes", "inbox.max_message_bytes", "time_jump_threshold_sec"}
 
 // Bind declares the runtime's parameters on b, bound to p: use_sim_time
 // read-only, the inbox limits live.
@@ -58,13 +66,15 @@ func (p *Params) Bind(b *params.Binder) {
 	b.Int64("inbox.max_message_bytes", &p.Inbox.MessageBytes, params.Descriptor{
 		Description: "largest message taken (bytes); larger ones are dropped, counted in ~/status (dropped_queue) and reported; 0: no limit",
 		IntRange:    params.Ints(0, 1<<40, 1)})
+	b.Duration("time_jump_threshold_sec", &p.TimeJumpThreshold, params.Descriptor{
+		Description: "time going back by more than this (s) is a jump that resets the node's state (fits, queues, references), logged and counted in /diagnostics (time_jumps): /clock under use_sim_time (a bag played with --loop, a restarted simulator), the header stamps of an input, or the host clock stepped either way",
+		FloatRange:  params.Floats(0.001, 86400, 0)})
 }
 
-// Settings returns the runtime's writable parameters as l has them (the
-// inbox limits), under the names a user sets them by: what a node's
-// diagnostics list besides its core's settings.
-func Settings(l Limits) []params.Parameter {
-	p := Params{Inbox: l}
+// Settings returns the runtime's writable parameters as p has them (the
+// inbox limits, the jump threshold), under the names a user sets them by:
+// what a node's diagnostics list besides its core's settings.
+func Settings(p Params) []params.Parameter {
 	b := params.NewBinder(nil, nil)
 	p.Bind(b)
 	return b.Writable()

@@ -136,3 +136,9 @@ func AppendGroundTruth(b []byte, at stamp.Time, topic string, s Sample) []byte {
 	c.Uint64(s.Fingerprint)
 	return c.B
 }
+
+// TimeJumped implements nodekit.TimeJumper: the sensors start over at the
+// next tick, which sees the clock's jump (Core.Tick).
+func (n *Node) TimeJumped(nodekit.TimeJump) string {
+	return "the sensors start over at the new time"
+}

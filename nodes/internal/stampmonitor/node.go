@@ -118,5 +118,11 @@ func (n *Node) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
 	return r
 }
 
+// TimeJumped implements nodekit.TimeJumper.
+func (n *Node) TimeJumped(nodekit.TimeJump) string {
+	n.core.Reset()
+	return "pending samples and error windows cleared"
+}
+
 // Reconfigure implements nodekit.Core.
 func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }

@@ -366,3 +366,16 @@ func micros(ns float64) float64 {
 	}
 	return ns / 1e3
 }
+
+// Reset forgets the samples waiting for their match and empties the
+// windows (a jump of time made them of another timeline: they would wait,
+// and stay in the windows, until time caught up again); the counters go
+// on, and nothing is counted as unmatched.
+func (c *Core) Reset() {
+	for c.fn > 0 {
+		c.drop(c.pop(), false)
+	}
+	for _, r := range c.allRows() {
+		r.win.reset()
+	}
+}

@@ -91,6 +91,9 @@ func (w *window) evict(now stamp.Time) {
 }
 
 // setLimits changes the span and the capacity, keeping the newest samples.
+// reset empties the window.
+func (w *window) reset() { w.head, w.n = 0, 0 }
+
 func (w *window) setLimits(span time.Duration, capacity int) {
 	w.span = span
 	if capacity == w.cap {

@@ -73,6 +73,12 @@ func (n *Node) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
 	return r
 }
 
+// TimeJumped implements nodekit.TimeJumper.
+func (n *Node) TimeJumped(nodekit.TimeJump) string {
+	n.core.Reset()
+	return "aligner buffers cleared"
+}
+
 // Reconfigure implements nodekit.Core: timeout_sec and silent_after_sec
 // change live (the others are read-only).
 func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }

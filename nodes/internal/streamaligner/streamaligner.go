@@ -168,3 +168,10 @@ func (c *Core) Status() Status {
 	}
 	return s
 }
+
+// Reset discards every buffered message and the playback times (a jump of
+// time made them of another timeline); the streams, whether they are
+// enabled, and the counters of the status go on.
+func (c *Core) Reset() {
+	c.a.Restart()
+}

@@ -83,3 +83,9 @@ func (n *Node) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
 // Reconfigure implements nodekit.Core: silent_after_sec and max_drop_share
 // change live (the policy's parameters are read-only).
 func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }
+
+// TimeJumped implements nodekit.TimeJumper.
+func (n *Node) TimeJumped(nodekit.TimeJump) string {
+	n.core.Reset()
+	return "synchronizer queues cleared"
+}

@@ -179,3 +179,10 @@ func AppendMatchedSet[T any](b []byte, headerStamp stamp.Time, frameID string, s
 	putTime(stamp.Time(spread))
 	return b
 }
+
+// Reset forgets every queued message (a jump of time made them of another
+// timeline); counters and the set sequence go on.
+func (c *Core) Reset() {
+	c.s.Reset()
+	clear(c.members)
+}

@@ -86,3 +86,10 @@ func (n *Node) Report(now stamp.Time, rt nodekit.RuntimeStatus) nodekit.Report {
 // Reconfigure implements nodekit.Core: the estimator restarts with the
 // new parameters (Core.Reconfigure); the counters go on.
 func (n *Node) Reconfigure([]params.Parameter) error { return n.core.Reconfigure(n.p.Config) }
+
+// TimeJumped implements nodekit.TimeJumper: the fit, the losses and the
+// references are of the old timeline.
+func (n *Node) TimeJumped(nodekit.TimeJump) string {
+	n.core.Reset()
+	return "estimator reset (fit, references); its stamps are uncorrected until it has warmed up again"
+}

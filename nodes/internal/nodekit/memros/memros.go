@@ -220,7 +220,8 @@ func (p *Publisher) Publish(msg []byte) error {
 
 type subscription struct {
 	t       *Transport // nil for a Recorder
-	typ     string     // "" for a Recorder: every type
+	topic   string
+	typ     string // "" for a Recorder: every type
 	deliver func([]byte, stamp.Time)
 }
 
@@ -311,17 +312,32 @@ func (t *Transport) post(f func()) {
 }
 
 // Subscribe implements nodekit.Transport.
-func (t *Transport) Subscribe(topic, msgType string, _ qos.Profile, deliver func([]byte, stamp.Time)) error {
+func (t *Transport) Subscribe(topic, msgType string, _ qos.Profile, deliver func([]byte, stamp.Time)) (nodekit.Subscription, error) {
 	g := t.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.checkType(msgType); err != nil {
-		return err
+		return nil, err
 	}
-	s := &subscription{t: t, typ: msgType, deliver: deliver}
+	s := &subscription{t: t, topic: topic, typ: msgType, deliver: deliver}
 	g.subs[topic] = append(g.subs[topic], s)
 	t.subs = append(t.subs, s)
-	return nil
+	return s, nil
+}
+
+// Publishers implements nodekit.Subscription: the publishers of the
+// topic with the subscription's type.
+func (s *subscription) Publishers() int {
+	g := s.t.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, p := range g.pubs[s.topic] {
+		if p.typ == s.typ {
+			n++
+		}
+	}
+	return n
 }
 
 // Publisher implements nodekit.Transport.

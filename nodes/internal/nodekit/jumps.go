@@ -1,0 +1,123 @@
+package nodekit
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+// jumpWarnFor is how long /diagnostics stays WARN after a time jump.
+const jumpWarnFor = 5 * time.Second
+
+// jumps is what the runtime knows of the time jumps it detected.
+type jumps struct {
+	count     uint64        // jumps counted (time_jumps)
+	clockSeen uint64        // the clock's /clock jumps handled
+	last      TimeJump      // the last one
+	lastReset string        // what the core reset for it
+	at        time.Duration // Clock.Elapsed at the last one
+}
+
+// checkClock handles a jump of the node's clock since the last check:
+// /clock gone back (use_sim_time) or the host clock stepped. The owner
+// calls it before each message, tick and report.
+func (n *Node) checkClock() {
+	if k, back := n.Clock.Jumps(); k != n.jumps.clockSeen {
+		n.jumps.clockSeen = k
+		n.timeJumped(TimeJump{Input: -1, Back: back, What: "/clock"})
+	}
+	if step, ok := n.Clock.Stepped(); ok {
+		n.timeJumped(TimeJump{Input: -1, Back: -step, What: "the host clock"})
+	}
+}
+
+// checkStamps watches the header stamps of input i for a jump back (two
+// messages in a row behind the stream's latest by more than the
+// threshold); a message without a readable stamp is left to the core.
+func (n *Node) checkStamps(i int, msg []byte) {
+	in := &n.in[i]
+	if in.DeviceStamps {
+		return
+	}
+	st, err := stamp.HeaderStamp(msg)
+	if err != nil {
+		return
+	}
+	if j, ok := in.jump.Observe(st); ok {
+		n.timeJumped(TimeJump{Input: i, Back: j.Back, What: "header stamps of " + in.name})
+	}
+}
+
+// timeJumped resets the core for jump j, then counts and logs it. A jump
+// seen again within a second by another witness (/clock and the stamps of
+// a bag played again, each input's stamps) resets the core again, for what
+// came between, but is counted and logged once.
+func (n *Node) timeJumped(j TimeJump) {
+	reset := "nothing to reset"
+	if c, ok := n.core.(TimeJumper); ok && n.phase == running {
+		reset = c.TimeJumped(j)
+	}
+	for i := range n.in { // every stream starts a new timeline
+		if i != j.Input {
+			n.in[i].jump.Reset()
+		}
+	}
+	now := n.Clock.Elapsed()
+	th := n.rt.TimeJumpThreshold
+	if n.jumps.count > 0 && now-n.jumps.at < time.Second && j.Back > 0 && n.jumps.last.Back > 0 &&
+		j.Back-n.jumps.last.Back < th && n.jumps.last.Back-j.Back < th {
+		return // the same jump, seen again
+	}
+	n.jumps.count++
+	n.jumps.last, n.jumps.lastReset, n.jumps.at = j, reset, now
+	n.limited(LogWarn, "time jump", describeJump(j), ": ", reset)
+}
+
+// describeJump says what jumped and how far.
+func describeJump(j TimeJump) string {
+	switch {
+	case j.What == "the host clock" && j.Back < 0:
+		return fmt.Sprintf("the host clock stepped forward %.1f s", (-j.Back).Seconds())
+	case j.What == "the host clock":
+		return fmt.Sprintf("the host clock stepped back %.1f s", j.Back.Seconds())
+	default:
+		return fmt.Sprintf("time jumped back %.1f s (%s)", j.Back.Seconds(), j.What)
+	}
+}
+
+// reportJumps adds the jump count to the diagnostic, WARN for a while
+// after a jump.
+func (n *Node) reportJumps(d *Diagnostic) {
+	d.Add("time_jumps", n.jumps.count)
+	if n.jumps.count > 0 && n.Clock.Elapsed()-n.jumps.at < jumpWarnFor {
+		d.Raise(Warn, fmt.Sprintf("%s in the last %v (%s)", describeJump(n.jumps.last), jumpWarnFor, n.jumps.lastReset))
+	}
+}
+
+// reportPublishers adds each input's matched publishers (the node's own
+// side of the match) to the diagnostic and logs when an input's last
+// publisher goes away (it stopped or restarted) and when one comes back.
+func (n *Node) reportPublishers(d *Diagnostic) {
+	for i := range n.in {
+		in := &n.in[i]
+		if in.sub == nil {
+			continue
+		}
+		k := in.sub.Publishers()
+		if k < 0 {
+			continue
+		}
+		d.Add(in.name+".publishers", k)
+		switch {
+		case k == 0 && in.publishers > 0:
+			n.log(LogWarn, in.name, ": no publisher any more (it stopped or is restarting): waiting for one")
+		case k > 0 && in.publishers == 0 && in.hadPublisher:
+			n.log(LogInfo, in.name, ": a publisher is back")
+		}
+		if k > 0 {
+			in.hadPublisher = true
+		}
+		in.publishers = k
+	}
+}
