@@ -178,6 +178,7 @@ func (p *proc) terminate(t *testing.T) {
 
 // peer is the test's own ROS node: a serialized publisher and subscriber.
 type peer struct {
+	in     string // the topic it publishes on
 	ctx    *rclgo.Context
 	pub    *rclgo.Publisher
 	sub    *rclgo.Subscription
@@ -206,7 +207,7 @@ func newPeerQoS(t *testing.T, in, out, msgType string, depth int, keepAll bool) 
 	pkgName, msgName, _ := strings.Cut(strings.Replace(msgType, "/msg/", "/", 1), "/")
 	ts, err := rclgo.LoadDynamicMessageTypeSupport(pkgName, msgName)
 	require.NoError(t, err)
-	p := &peer{ctx: ctx}
+	p := &peer{ctx: ctx, in: in}
 	// Reliable queues, deep by default: the tests check every message.
 	opts := rclgo.NewDefaultPublisherOptions()
 	opts.Qos.Depth = depth
@@ -247,7 +248,13 @@ func (p *peer) close() {
 }
 
 // waitDiscovered waits until each peer's publisher has matched a
-// subscriber and its subscription a publisher: the node's ends are there.
+// subscriber and its subscription a publisher, and then until the node
+// says its subscription of each peer's topic has matched a publisher (its
+// /diagnostics, <topic>.publishers): a round trip, so a test sends only
+// once both ends are there. Cyclone DDS matches both sides at once; Fast
+// DDS's discovery is asymmetric, and its reader may match seconds after
+// the writer has seen it (a volatile reader then misses what was sent
+// before).
 func waitDiscovered(t *testing.T, peers ...*peer) {
 	t.Helper()
 	waitFor(t, 10*time.Second, "discovery both ways", func() bool {
@@ -260,21 +267,39 @@ func waitDiscovered(t *testing.T, peers ...*peer) {
 		}
 		return true
 	})
-	if strings.Contains(rmwName(), "fastrtps") {
-		// Fast DDS's discovery is asymmetric: the node's reader matches
-		// the test's writer up to a few seconds after the test's writer
-		// has seen it, and a volatile reader gets nothing written before
-		// (TestSynchronizer lost its first sets on Humble with Fast DDS
-		// 2.6 now and then). The counts above see only the test's side:
-		// give the node's side the time it takes (issue 27 is open for a
-		// round trip instead).
-		time.Sleep(fastDDSMatchLag)
+	topics := make([]string, len(peers))
+	for i, p := range peers {
+		topics[i] = p.in
 	}
+	waitNodeSide(t, topics...)
 }
 
-// fastDDSMatchLag is how long the node's side of a Fast DDS match may take
-// after the test's side (seen: up to about 3 s).
-const fastDDSMatchLag = 4 * time.Second
+// waitNodeSide waits until some node's /diagnostics says that each of
+// topics has a matched publisher (<topic>.publishers above 0).
+func waitNodeSide(t *testing.T, topics ...string) {
+	t.Helper()
+	diag := newPeer(t, fmt.Sprintf("/ta_test/unused_diag_%d", peers.Load()), "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+	defer diag.close()
+	waitFor(t, 15*time.Second, "the node's side of the match of "+strings.Join(topics, ", "), func() bool {
+		matched := map[string]bool{}
+		for _, b := range diag.received() {
+			arr := decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport)
+			for _, st := range arr.Status {
+				for _, kv := range st.Values {
+					if topic, ok := strings.CutSuffix(kv.Key, ".publishers"); ok && kv.Value != "0" {
+						matched[topic] = true
+					}
+				}
+			}
+		}
+		for _, topic := range topics {
+			if !matched[topic] {
+				return false
+			}
+		}
+		return true
+	})
+}
 
 // waitFor polls cond every 20 ms for at most d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
@@ -522,6 +547,7 @@ func TestSynchronizer(t *testing.T) {
 			return err == nil && err2 == nil && (n > 0 || p == matched) && m > 0
 		})
 	}
+	waitNodeSide(t, "/ta_test/s0", "/ta_test/s1", "/ta_test/s2")
 	// Three streams with jitter and loss, in stamp order of arrival.
 	r := rand.New(rand.NewPCG(5, 5))
 	periods := []time.Duration{10 * time.Millisecond, 33 * time.Millisecond, 20 * time.Millisecond}
@@ -954,7 +980,10 @@ func pad4(m []byte) []byte {
 func TestStreamAligner(t *testing.T) {
 	node := start(t, "stream_aligner", "--ros-args", "-r", "__node:=ta_align", "-p", "inputs:=2",
 		"-p", "message_types:=[sensor_msgs/msg/Imu, sensor_msgs/msg/LaserScan]", "-p", "periods_sec:=[0.01, 0.05]",
-		"-p", "silent_after_sec:=1.0", "-r", "in0:=/ta_test/a_imu", "-r", "in1:=/ta_test/a_scan",
+		// silent_after_sec counts from the node's start: longer than the
+		// discovery round trip (waitDiscovered), or the lidar would be
+		// silent, not waited for, before its first scan.
+		"-p", "silent_after_sec:=4.0", "-r", "in0:=/ta_test/a_imu", "-r", "in1:=/ta_test/a_scan",
 		"-r", "out0:=/ta_test/a_imu_out", "-r", "out1:=/ta_test/a_scan_out",
 		"-p", "qos.in.reliability:=reliable", "-p", "qos.in.depth:=1000", "-p", "qos.out.depth:=1000")
 	imu := newPeer(t, "/ta_test/a_imu", "/ta_test/a_imu_out", "sensor_msgs/msg/Imu")
@@ -1010,7 +1039,7 @@ func TestStreamAligner(t *testing.T) {
 			require.NoError(t, imu.pub.PublishSerialized(m))
 		}
 	}
-	waitFor(t, 10*time.Second, "every message out (the last IMU ones once the lidar is silent)", func() bool {
+	waitFor(t, 15*time.Second, "every message out (the last IMU ones once the lidar is silent)", func() bool {
 		poll()
 		return len(imu.received()) == len(sentImu) && len(scan.received()) == len(sentScan)
 	})
