@@ -127,7 +127,7 @@ type PlanConfig struct {
 	// Kinds are the faults to inject, taken in a random order that uses
 	// each once before any repeats.
 	Kinds []Kind
-	// Nodes are the nodes a NodeTerm picks from (at random).
+	// Nodes are the nodes a NodeTerm stops, in rounds like Kinds.
 	Nodes []string
 	// FloodFor is how long a flood lasts. It defaults to 3 s.
 	FloodFor time.Duration
@@ -182,7 +182,7 @@ func (c PlanConfig) Validate() error {
 // slot of c.Every (as many whole slots as the duration holds), starting
 // at a uniformly random moment of the slot's first c.Every − c.Room −
 // its own length, rounded to the millisecond. The kinds come in rounds,
-// each a random order of c.Kinds.
+// each a random order of c.Kinds, and so do the nodes NodeTerm stops.
 func Plan(c PlanConfig) ([]Fault, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -192,14 +192,9 @@ func Plan(c PlanConfig) ([]Fault, error) {
 		return (lo + time.Duration(rng.Float64()*float64(hi-lo))).Round(time.Millisecond)
 	}
 	var faults []Fault
-	var round []Kind
+	kinds, nodes := deck[Kind]{all: c.Kinds, rng: rng}, deck[string]{all: c.Nodes, rng: rng}
 	for slot := c.WarmUp; slot+c.Every <= c.Duration; slot += c.Every {
-		if len(round) == 0 {
-			round = slices.Clone(c.Kinds)
-			rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
-		}
-		f := Fault{Kind: round[0]}
-		round = round[1:]
+		f := Fault{Kind: kinds.next()}
 		switch f.Kind {
 		case IMUFlood, ImageFlood:
 			f.For = c.FloodFor
@@ -211,10 +206,27 @@ func Plan(c PlanConfig) ([]Fault, error) {
 				f.Jump = -c.Step
 			}
 		case NodeTerm:
-			f.Node = c.Nodes[rng.IntN(len(c.Nodes))]
+			f.Node = nodes.next()
 		}
 		f.At = slot + uniform(0, c.Every-c.Room-f.For)
 		faults = append(faults, f)
 	}
 	return faults, nil
+}
+
+// deck deals its cards in rounds, each a random order of all of them.
+type deck[T any] struct {
+	all   []T
+	rng   *rand.Rand
+	round []T
+}
+
+func (d *deck[T]) next() T {
+	if len(d.round) == 0 {
+		d.round = slices.Clone(d.all)
+		d.rng.Shuffle(len(d.round), func(i, j int) { d.round[i], d.round[j] = d.round[j], d.round[i] })
+	}
+	x := d.round[0]
+	d.round = d.round[1:]
+	return x
 }

@@ -52,8 +52,8 @@ func TestPlanTwoMinutes(t *testing.T) {
 }
 
 // TestPlanRounds: over an hour every kind comes in every round of
-// len(Kinds) faults, clock steps take either sign, and the moments vary
-// within the slots.
+// len(Kinds) faults, every node in every round of SIGTERMs, clock steps
+// take either sign, and the moments vary within the slots.
 func TestPlanRounds(t *testing.T) {
 	c := planConfig(7, time.Hour)
 	c.Kinds = Kinds()
@@ -61,6 +61,16 @@ func TestPlanRounds(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, faults, int((time.Hour-c.WarmUp)/c.Every))
 	n := len(c.Kinds)
+	var stopped []string
+	for _, f := range faults {
+		if f.Kind == NodeTerm {
+			stopped = append(stopped, f.Node)
+		}
+	}
+	require.GreaterOrEqual(t, len(stopped), 2*len(c.Nodes))
+	for r := 0; r+len(c.Nodes) <= len(stopped); r += len(c.Nodes) {
+		require.ElementsMatch(t, c.Nodes, stopped[r:r+len(c.Nodes)], "every node stopped once in each round")
+	}
 	signs := map[bool]bool{}
 	offsets := map[time.Duration]bool{}
 	for r := 0; r+n <= len(faults); r += n {

@@ -15,9 +15,12 @@ func (s Summary) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "node\tprocs\tRSS warm → end (MB)\tchange\tslope (MB/h, span)\tpeak RSS\tCPU mean/max\tdrops\toutside faults\n")
 	for _, n := range s.Nodes {
-		fmt.Fprintf(tw, "%s\t%d%s\t%.1f → %.1f\t%+.1f %%\t%+.1f (%v)\t%.1f MB\t%.1f / %.1f %%\t%d\t%d%s\n",
-			n.Node, n.Processes, restarts(n.Restarts), n.RSSWarm, n.RSSEnd, n.Change, n.Slope, n.Span.Round(time.Second),
-			n.PeakRSS, n.CPUMean, n.CPUMax, n.Drops, n.Unexplained, firstAt(n))
+		rss := "n/a (no sample after warm-up)"
+		if !math.IsNaN(n.Change) {
+			rss = fmt.Sprintf("%.1f → %.1f\t%+.1f %%\t%+.1f (%v)", n.RSSWarm, n.RSSEnd, n.Change, n.Slope, n.Span.Round(time.Second))
+		}
+		fmt.Fprintf(tw, "%s\t%d%s\t%s\t%.1f MB\t%.1f / %.1f %%\t%d\t%d%s\n",
+			n.Node, n.Processes, restarts(n.Restarts), rss, n.PeakRSS, n.CPUMean, n.CPUMax, n.Drops, n.Unexplained, firstAt(n))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -91,10 +94,15 @@ func (l LevelRecovery) String() string {
 		return l.Name + ": none seen"
 	case math.IsNaN(l.Before):
 		return l.Name + ": no level before"
-	case !l.Back:
-		return fmt.Sprintf("%s: not back (level %.4g, limit %.4g)", l.Name, l.Before, l.Limit)
 	}
-	return fmt.Sprintf("%s: %v (level %.4g, limit %.4g)", l.Name, l.After.Round(100*time.Millisecond), l.Before, l.Limit)
+	worst := fmt.Sprintf("worst %.4g", l.Worst)
+	if math.IsNaN(l.Worst) {
+		worst = "no figure since the fault"
+	}
+	if !l.Back {
+		return fmt.Sprintf("%s: not back (level %.4g, limit %.4g, %s)", l.Name, l.Before, l.Limit, worst)
+	}
+	return fmt.Sprintf("%s: %v (level %.4g, limit %.4g, %s)", l.Name, l.After.Round(100*time.Millisecond), l.Before, l.Limit, worst)
 }
 
 // Term is one SIGTERM of the series that stops fresh nodes at random

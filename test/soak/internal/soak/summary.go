@@ -64,8 +64,11 @@ type Level struct {
 	Node string
 	// Value reads it from a sample (NaN: none that second).
 	Value func(Sample) float64
-	// Higher: a rate, back at RateShare of its level or above; otherwise
-	// an error, back at ErrorFactor × its level + ErrorSlack or below.
+	// Higher: a rate, whose level is its median over the Before window
+	// and which is back at RateShare of its level or above; otherwise an
+	// error, whose level is its worst second in the Before window (its
+	// usual range: a fit's error wanders) and which is back at
+	// ErrorFactor × its level + ErrorSlack or below.
 	Higher bool
 }
 
@@ -97,8 +100,8 @@ type SummaryConfig struct {
 	WarmUp time.Duration
 	// Levels are what must come back after each fault.
 	Levels []Level
-	// Before is the time before a fault whose median of a level is the
-	// level to come back to. It defaults to 10 s.
+	// Before is the time before a fault that gives the levels to come
+	// back to. It defaults to 10 s.
 	Before time.Duration
 	// Hold is how long a level must stay back to count as back. It
 	// defaults to 3 s.
@@ -106,7 +109,8 @@ type SummaryConfig struct {
 	// RateShare, ErrorFactor and ErrorSlack (µs) say when a level is back
 	// (Level.Higher). They default to 0.8, 2 and 200 µs.
 	RateShare, ErrorFactor, ErrorSlack float64
-	// DropMargin extends a fault's window after its recovery (the
+	// DropMargin extends a fault's window (for drops) after its
+	// recovery, or after the recovery bound if that is later (the
 	// counters come with the nodes' status, once a second). It defaults
 	// to 3 s.
 	DropMargin time.Duration
@@ -126,8 +130,9 @@ func (c *SummaryConfig) defaults() {
 type LevelRecovery struct {
 	Name string
 	// Before is its level before the fault (NaN: none, not waited for),
-	// Limit the value it had to come back to.
-	Before, Limit float64
+	// Limit the value it had to come back to, Worst its worst second from
+	// the fault's start until it was back (or the deadline).
+	Before, Limit, Worst float64
 	// Back: it came back, After the fault's end.
 	Back  bool
 	After time.Duration
@@ -211,7 +216,7 @@ func Summarize(samples []Sample, faults []Injected, duration time.Duration, c Su
 		s.Faults = append(s.Faults, r)
 		end := deadline
 		if r.Recovered {
-			end = f.End + r.After
+			end = f.End + max(r.After, c.Bounds.Recovery)
 		}
 		windows = append(windows, [2]time.Duration{f.Start - time.Second, end + c.DropMargin})
 		switch {
@@ -255,17 +260,18 @@ func recovery(f Injected, deadline time.Duration, bySec map[string]map[int]Sampl
 				before = append(before, l.Value(x))
 			}
 		}
-		lr := LevelRecovery{Name: l.Name, Before: math.NaN(), Limit: math.NaN()}
+		lr := LevelRecovery{Name: l.Name, Before: math.NaN(), Limit: math.NaN(), Worst: math.NaN()}
 		if len(before) == 0 {
 			lr.Back = true // no level to come back to
 			r.Levels = append(r.Levels, lr)
 			continue
 		}
 		slices.Sort(before)
-		lr.Before = stat.Quantile(0.5, stat.Empirical, before, nil)
 		if l.Higher {
+			lr.Before = stat.Quantile(0.5, stat.Empirical, before, nil)
 			lr.Limit = c.RateShare * lr.Before
 		} else {
+			lr.Before = before[len(before)-1]
 			lr.Limit = c.ErrorFactor*lr.Before + c.ErrorSlack
 		}
 		ok := func(t int) bool {
@@ -287,10 +293,22 @@ func recovery(f Injected, deadline time.Duration, bySec map[string]map[int]Sampl
 				break
 			}
 		}
+		backAt := last
+		if lr.Back {
+			backAt = max(sec(f.End+lr.After), sec(f.Start)+1)
+		}
+		for t := sec(f.Start) + 1; t <= backAt; t++ { // the sample at t closes second t
+			if x, found := series[t]; found && !math.IsNaN(l.Value(x)) {
+				v := l.Value(x)
+				if math.IsNaN(lr.Worst) || l.Higher && v < lr.Worst || !l.Higher && v > lr.Worst {
+					lr.Worst = v
+				}
+			}
+		}
 		r.Levels = append(r.Levels, lr)
 	}
 	if f.Kind == PublisherKill || f.Kind == NodeTerm {
-		lr := LevelRecovery{Name: "restart of " + f.Node, Before: math.NaN(), Limit: math.NaN(), Restart: true}
+		lr := LevelRecovery{Name: "restart of " + f.Node, Before: math.NaN(), Limit: math.NaN(), Worst: math.NaN(), Restart: true}
 		for t := sec(f.Start); t <= last; t++ {
 			if x, ok := bySec[f.Node][t]; ok && x.PID != 0 && x.PID != f.PID && x.Status {
 				lr.Back, lr.After = true, max(0, x.T-f.End)

@@ -91,7 +91,8 @@ func TestSummarizeRSS(t *testing.T) {
 
 // TestSummarizeRecovery: after a time jump the synchronizer stops for 4
 // s and the estimator's error is high for 6 s: recovered 6 s after the
-// fault's end, and drops inside the window are the fault's; a SIGTERM
+// fault's end, and drops up to the recovery bound after it are the
+// fault's; a SIGTERM
 // whose node exits cleanly and comes back as a new process; a drop
 // outside every window and an exit too slow break their bounds.
 func TestSummarizeRecovery(t *testing.T) {
@@ -101,8 +102,12 @@ func TestSummarizeRecovery(t *testing.T) {
 			x.Rate = 0
 		case node == "sync" && s >= 35:
 			x.Dropped = 5 // dropped at 35 s, inside the jump's window
+		case node == "imu_stamps" && s >= 20 && s < 30:
+			x.Error = float64(20 + s%3*10) // 20..40 µs: its worst second is its level
 		case node == "imu_stamps" && s >= 30 && s < 36:
 			x.Error = 5e6
+		case node == "imu_stamps" && s >= 42:
+			x.Dropped = 1 // 12 s after the jump: within its recovery bound (10 s) and margin (3 s)
 		}
 		if node == "sync" && s >= 61 {
 			x.PID = 201 // back after the SIGTERM at 60 s
@@ -112,7 +117,7 @@ func TestSummarizeRecovery(t *testing.T) {
 			}
 		}
 		if node == "imu_stamps" && s >= 100 {
-			x.Dropped = 2 // unexplained
+			x.Dropped = 3 // 2 more: unexplained
 		}
 	}}
 	faults := []Injected{
@@ -127,8 +132,8 @@ func TestSummarizeRecovery(t *testing.T) {
 	require.True(t, jump.Recovered)
 	require.Equal(t, 6*time.Second, jump.After, "the error is back from 36 s")
 	require.Equal(t, []LevelRecovery{
-		{Name: "sync sets/s", Before: 10, Limit: 8, Back: true, After: 5 * time.Second},
-		{Name: "imu error", Before: 30, Limit: 260, Back: true, After: 6 * time.Second},
+		{Name: "sync sets/s", Before: 10, Limit: 8, Worst: 0, Back: true, After: 5 * time.Second},
+		{Name: "imu error", Before: 40, Limit: 280, Worst: 5e6, Back: true, After: 6 * time.Second},
 	}, jump.Levels)
 	term := s.Faults[1]
 	require.True(t, term.Recovered)
@@ -139,6 +144,7 @@ func TestSummarizeRecovery(t *testing.T) {
 	require.Zero(t, s.Nodes[0].Unexplained)
 	require.Equal(t, 2, s.Nodes[0].Processes)
 	require.Zero(t, s.Nodes[0].Restarts, "the SIGTERM explains the second process")
+	require.Equal(t, uint64(3), s.Nodes[1].Drops)
 	require.Equal(t, uint64(2), s.Nodes[1].Unexplained)
 	require.Equal(t, 100*time.Second, s.Nodes[1].FirstUnexplained)
 	require.Equal(t, []string{
@@ -150,7 +156,7 @@ func TestSummarizeRecovery(t *testing.T) {
 	require.NoError(t, s.Write(&out))
 	for _, want := range []string{
 		"time_jump at 30s: /clock back 5s: recovered after 6s",
-		"sync sets/s: 5s (level 10, limit 8); imu error: 6s (level 30, limit 260)",
+		"sync sets/s: 5s (level 10, limit 8, worst 0); imu error: 6s (level 40, limit 280, worst 5e+06)",
 		"pid 200, exit 0 after 1.5s",
 		"restart of sync: 2s",
 		"bounds: 2 broken",
@@ -184,7 +190,7 @@ func TestSummarizeNotRecovered(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, s.Write(&out))
 	require.Contains(t, out.String(), "150000 messages in 3.0 s (50000/s)")
-	require.Contains(t, out.String(), "imu error: not back (level 30, limit 260)")
+	require.Contains(t, out.String(), "imu error: not back (level 30, limit 260, no figure since the fault)")
 }
 
 func TestSummarizeTerms(t *testing.T) {
