@@ -160,8 +160,8 @@ type NodeSummary struct {
 	// fault explains.
 	Processes, Restarts int
 	// RSSWarm and RSSEnd are the RSS (MB) of its longest-running process
-	// after warm-up and at its end (medians of 5 samples); Change the
-	// change between them in %.
+	// after warm-up and at its end (medians of its first and last tenth
+	// of samples, 5 to 30 each); Change the change between them in %.
 	RSSWarm, RSSEnd, Change float64
 	// Slope is the least-squares slope of that process's RSS after
 	// warm-up in MB/hour, over Span.
@@ -371,7 +371,7 @@ func summarizeNode(node string, xs []Sample, faults []Injected, windows [][2]tim
 	}
 	if len(longest) >= 2 {
 		mb := func(x Sample) float64 { return float64(x.RSS) / (1 << 20) }
-		k := min(5, len(longest))
+		k := min(max(5, len(longest)/10), 30, len(longest))
 		n.RSSWarm, n.RSSEnd = median(longest[:k], mb), median(longest[len(longest)-k:], mb)
 		n.Change = 100 * (n.RSSEnd - n.RSSWarm) / n.RSSWarm
 		t, rss := make([]float64, len(longest)), make([]float64, len(longest))
