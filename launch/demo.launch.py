@@ -9,6 +9,7 @@ before and after correction every few seconds.
 
     ros2 launch timealign demo.launch.py
     ros2 launch timealign demo.launch.py namespace:=sim params_file:=my_demo.yaml
+    ros2 launch timealign demo.launch.py use_sim_time:=true respawn:=true   # as the soak test runs it
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -23,7 +24,8 @@ def generate_launch_description():
 
     def node(executable, name, remappings):
         return Node(package='timealign', executable=executable, name=name, namespace=ns,
-                    parameters=params, remappings=remappings, output='screen')
+                    parameters=params, remappings=remappings, output='screen',
+                    respawn=LaunchConfiguration('respawn'), respawn_delay=1.0)
 
     return LaunchDescription([
         DeclareLaunchArgument('namespace', default_value='demo', description='namespace of the demo'),
@@ -32,6 +34,8 @@ def generate_launch_description():
             default_value=PathJoinSubstitution([FindPackageShare('timealign'), 'config', 'demo.yaml']),
             description='parameter file of the demo nodes'),
         DeclareLaunchArgument('use_sim_time', default_value='false', description='follow /clock'),
+        DeclareLaunchArgument('respawn', default_value='false',
+                              description='start a node again 1 s after it exits, however it ended'),
         node('sensor_sim', 'sensor_sim', [
             ('imu', 'imu/data_raw'), ('scan', 'scan_raw'), ('image', 'camera/image_raw'),
             ('reference', 'imu/reference'), ('truth', 'truth')]),
