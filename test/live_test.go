@@ -190,10 +190,11 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 			p("silent_after_sec", params.DoubleValue(0)),
 		}},
 	}
-	runtime := []params.Parameter{ // every node's: the node runtime's inbox limits
+	runtime := []params.Parameter{ // every node's: the node runtime's inbox limits and jump threshold
 		p("inbox.max_messages", params.IntValue(512)),
 		p("inbox.max_bytes", params.IntValue(64<<20)),
 		p("inbox.max_message_bytes", params.IntValue(32<<20)),
+		p("time_jump_threshold_sec", params.DoubleValue(2.5)),
 	}
 	diag := newPeer(t, "/ta_test/unused_live_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
 	for _, n := range nodes {

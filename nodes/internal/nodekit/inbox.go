@@ -17,6 +17,10 @@ type Msg struct {
 	// Receive is the receive stamp: the DDS reception time from the
 	// message info, or the node clock where the middleware gives none.
 	Receive stamp.Time
+	// Epoch is the number of the node clock's jumps back when the message
+	// was received (Clock.Jumps): a message received before a jump is
+	// handled before the core is reset for it.
+	Epoch uint64
 }
 
 // Drops counts the messages of one input an Inbox dropped.
@@ -130,6 +134,12 @@ func (b *Inbox) Limits() runtimeparams.Limits {
 // than its Bytes limit while other messages wait, or its input's share is the
 // largest and it has nothing older to shed.
 func (b *Inbox) Offer(input int, data []byte, receive stamp.Time) bool {
+	return b.OfferMsg(Msg{Input: input, Data: data, Receive: receive})
+}
+
+// OfferMsg is Offer for a Msg (with its Epoch).
+func (b *Inbox) OfferMsg(m Msg) bool {
+	input, data := m.Input, m.Data
 	size := int64(len(data))
 	b.mu.Lock()
 	for len(b.queues) <= input {
@@ -154,7 +164,7 @@ func (b *Inbox) Offer(input int, data []byte, receive stamp.Time) bool {
 		b.bytes -= int64(len(e.Data))
 		b.drop(v, int64(len(e.Data)), false)
 	}
-	b.queues[input].push(entry{Msg: Msg{Input: input, Data: data, Receive: receive}, seq: b.seq})
+	b.queues[input].push(entry{Msg: m, seq: b.seq})
 	b.seq++
 	b.n++
 	b.bytes += size

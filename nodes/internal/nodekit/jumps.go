@@ -19,14 +19,36 @@ type jumps struct {
 	at        time.Duration // Clock.Elapsed at the last one
 }
 
-// checkClock handles a jump of the node's clock since the last check:
-// /clock gone back (use_sim_time) or the host clock stepped. The owner
-// calls it before each message, tick and report.
-func (n *Node) checkClock() {
-	if k, back := n.Clock.Jumps(); k != n.jumps.clockSeen {
-		n.jumps.clockSeen = k
+// checkClock handles a jump of the node's clock before a message of
+// epoch (the clock's jumps when it was received): /clock gone back
+// (use_sim_time) once the first message received after it comes (those
+// received before, stamped on the old timeline, are handled before the
+// core is reset), or the host clock stepped.
+func (n *Node) checkClock(epoch uint64) {
+	if epoch > n.jumps.clockSeen {
+		n.jumps.clockSeen = epoch
+		_, back := n.Clock.Jumps()
 		n.timeJumped(TimeJump{Input: -1, Back: back, What: "/clock"})
 	}
+	n.checkStep()
+}
+
+// checkClockIdle handles a jump of /clock at a tick or report when no
+// message waits (the core must not wait for the next message to learn of
+// it, but a message received before it must still come first), and a
+// step of the host clock.
+func (n *Node) checkClockIdle() {
+	if k, _ := n.Clock.Jumps(); k > n.jumps.clockSeen {
+		if msgs, _ := n.inbox.Len(); msgs == 0 {
+			n.checkClock(k)
+			return
+		}
+	}
+	n.checkStep()
+}
+
+// checkStep handles a step of the host clock (system time).
+func (n *Node) checkStep() {
 	if step, ok := n.Clock.Stepped(); ok {
 		n.timeJumped(TimeJump{Input: -1, Back: -step, What: "the host clock"})
 	}

@@ -16,12 +16,14 @@ import (
 type jumper struct {
 	echo
 	jumps []nodekit.TimeJump
+	after []int // messages handled before each jump
 }
 
 func (j *jumper) TimeJumped(tj nodekit.TimeJump) string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.jumps = append(j.jumps, tj)
+	j.after = append(j.after, len(j.handled))
 	return "echo reset"
 }
 
@@ -86,6 +88,41 @@ func TestTimeJumpOnClock(t *testing.T) {
 		d = lastDiag(t, diagnostics)
 		require.Equal(t, nodekit.OK, d.level, "WARN only for a while")
 		require.Equal(t, "1", d.values["time_jumps"], "the count stays")
+		require.Equal(t, 0, node.stop())
+	})
+}
+
+// TestTimeJumpOrder: messages received before /clock jumped back, still
+// waiting in the inbox when it did, reach the core before its reset; those
+// received after it, after.
+func TestTimeJumpOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		core := &jumper{}
+		core.gate = make(chan struct{})
+		node := start(t, g, specOf(core, "x_msgs/msg/X"), "--ros-args", "-p", "use_sim_time:=true")
+		synctest.Wait()
+		clock := g.Advertise("/clock", "rosgraph_msgs/msg/Clock")
+		in := g.Advertise("/in0", "x_msgs/msg/X")
+		require.NoError(t, clock.Publish(clockMsg(100*sec)))
+		synctest.Wait()
+		for k := range 3 { // the core is held: these wait in the inbox
+			require.NoError(t, in.Publish(msg(100*sec+stamp.Time(k), 40)))
+		}
+		synctest.Wait()
+		require.NoError(t, clock.Publish(clockMsg(40*sec)))
+		synctest.Wait()
+		for k := range 2 {
+			require.NoError(t, in.Publish(msg(40*sec+stamp.Time(k), 40)))
+		}
+		synctest.Wait()
+		close(core.gate)
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		require.Len(t, core.messages(), 5)
+		core.mu.Lock()
+		require.Equal(t, []int{3}, core.after, "the three received before the jump were handled before the reset")
+		core.mu.Unlock()
 		require.Equal(t, 0, node.stop())
 	})
 }

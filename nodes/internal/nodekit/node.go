@@ -355,7 +355,7 @@ func (n *Node) Run(ctx context.Context) error {
 		case <-tick:
 			next := n.spec.TickEvery
 			if n.phase == running {
-				n.checkClock()
+				n.checkClockIdle()
 				now := n.Clock.Now()
 				n.core.Tick(now)
 				if w, ok := n.core.(Waker); ok {
@@ -515,7 +515,8 @@ func (n *Node) deliverer(i int) func([]byte, stamp.Time) {
 		if received <= 0 || n.Clock.Simulated() {
 			received = n.Clock.Now()
 		}
-		n.inbox.Offer(i, msg, received)
+		epoch, _ := n.Clock.Jumps()
+		n.inbox.OfferMsg(Msg{Input: i, Data: msg, Receive: received, Epoch: epoch})
 	}
 }
 
@@ -535,7 +536,7 @@ func (n *Node) handle(m Msg) {
 	if n.phase != running {
 		return
 	}
-	n.checkClock()
+	n.checkClock(m.Epoch)
 	n.checkStamps(m.Input, m.Data)
 	if err := n.core.Handle(m.Input, m.Data, m.Receive); err != nil {
 		name := n.names[m.Input]
@@ -566,7 +567,7 @@ func (n *Node) publish(i int, msg []byte) {
 // changes of health.
 func (n *Node) report() {
 	if n.phase == running {
-		n.checkClock()
+		n.checkClockIdle()
 	}
 	now := n.Clock.Now()
 	dropped := n.inbox.Dropped()
