@@ -1,0 +1,827 @@
+package mavcmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/timealign/timealign/cmd/timealign/internal/cli"
+	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/stamp"
+)
+
+const mavMergeDoc = `
+Writes the tlog and the BIN files as one time-ordered stream on the Unix
+clock. Each BIN record's TimeUS is mapped through the offset of its boot
+(see 'timealign mav align'); tlog messages keep their receive stamps. The
+clock is the tlog's unless --source names another source (system_time,
+gps_input, gps): then the BIN goes on that clock and the tlog's stamps are
+moved onto it through the tlog's offset.
+
+Output (--format, or --out's extension):
+  mcap  one channel per message type and sender: /tlog/<sysid>/<compid>/<NAME>
+        (MAVLink field names) and /bin/<NAME> (dataflash column names), JSON
+        messages with JSON schemas (opens in Foxglove); log_time is the
+        merged stamp; publish_time the autopilot's time of sending mapped to
+        the same clock, for messages that carry time_boot_ms (else the
+        log_time); chunks compressed with --compression
+  csv   log_time_ns,publish_time_ns,topic,boot_us,data: data is the message
+        as a JSON object, boot_us the autopilot's boot time (empty if none);
+        then one column per field of every topic, <topic>/<field>, which
+        a row fills for its topic (PlotJuggler's CSV import plots them)
+
+GPS positions (BIN GPS, GLOBAL_POSITION_INT, GPS_RAW_INT, GPS_INPUT) are
+also written to the MCAP as foxglove.LocationFix on <topic>/fix, so that
+Foxglove's map shows the track.
+
+Logs that do not belong together (another vehicle, firmware or boot: see
+mav align) are refused unless --allow-mismatch. Records arrive in nearly the right
+order; --reorder-window is how far back in time one may come and still be put in
+order (memory holds that much of the stream); later ones are written where
+they arrive and counted. --types ATT,GPS,... writes only those message
+types (BIN or MAVLink names). --report FILE.html writes a timing report:
+every source's offset, the tlog's latencies over time and their
+histograms, the merged topics.`
+
+func runMavMerge(e *cli.Env, args []string) error {
+	fs := cli.NewFlagsExit(e, "mav merge", "[flags] TLOG BIN... --out FILE.mcap|FILE.csv", mavMergeDoc, noTimeFailure)
+	var mf mavFlags
+	mf.add(fs)
+	out := fs.String("out", "", "output file, .mcap or .csv (required)")
+	format := fs.String("format", "", "mcap or csv (default: from --out's extension)")
+	report := fs.String("report", "", "write an HTML timing report to this file")
+	force := fs.Bool("allow-mismatch", false, "merge logs that do not belong together (a BIN of another vehicle, board or boot)")
+	compression := fs.String("compression", "lz4", "mcap: chunk compression, lz4 (fast), zstd (smaller) or none")
+	reorder := fs.Duration("reorder-window", 2*time.Second, "how late a record may come and still be put in time order")
+	types := fs.String("types", "", "comma-separated message types to write, BIN (ATT, GPS) or MAVLink (ATTITUDE) names (default: all)")
+	quiet := fs.Bool("quiet", false, cli.QuietUsage)
+
+	cli.Deprecate(e, fs, "window", "window-samples")
+	cli.Deprecate(e, fs, "force", "allow-mismatch")
+	cli.Deprecate(e, fs, "reorder", "reorder-window")
+	if err := cli.ParseFlags(e, fs, args); err != nil {
+		return err
+	}
+	cfg, err := mf.config(fs)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() < 2 {
+		return cli.Usagef("mav merge needs a tlog and at least one BIN, got %d files", fs.NArg())
+	}
+	if *out == "" {
+		return cli.Usagef("mav merge needs --out FILE.mcap or FILE.csv")
+	}
+	if *format == "" {
+		switch strings.ToLower(filepath.Ext(*out)) {
+		case ".mcap":
+			*format = "mcap"
+		case ".csv":
+			*format = "csv"
+		default:
+			return cli.Usagef("--out %s: give --format mcap or csv (the extension does not say)", cli.Cut(*out))
+		}
+	}
+	if *format != "mcap" && *format != "csv" {
+		return cli.Usagef("--format: %s is not a format (want mcap or csv)", cli.Cut(*format))
+	}
+	if err := cli.UnusedFlags(fs, "--format", *format, map[string][]string{"compression": {"mcap"}}); err != nil {
+		return err
+	}
+	var comp mcap.CompressionFormat
+	switch *compression {
+	case "zstd":
+		comp = mcap.CompressionZSTD
+	case "lz4":
+		comp = mcap.CompressionLZ4
+	case "none":
+		comp = mcap.CompressionNone
+	default:
+		return cli.Usagef("--compression: %s is not one (want zstd, lz4 or none)", cli.Cut(*compression))
+	}
+	if *reorder < 0 {
+		return cli.Usagef("--reorder-window is %v, want ≥ 0", *reorder)
+	}
+	f, err := cli.OpenInputs(e, fs.Args(), cli.Out("--out", *out), cli.Out("--report", *report))
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	e.NoProgress = e.NoProgress || *quiet
+	pr := logProgress(e, f, "merging")
+	defer pr.Finish()
+	run, err := alignLogs(e, f, cfg, mf.ignoreCRC, pr)
+	if err != nil {
+		return err
+	}
+	if err := run.res.Err(); err != nil {
+		return err
+	}
+	if err := checkBelongs(run, *force); err != nil {
+		return err
+	}
+	var w mergeWriter
+	if *format == "mcap" {
+		w, err = newMCAPWriter(f.Out(0), comp, run, "timealign "+e.Version)
+	} else {
+		w, err = newCSVWriter(f.Out(0), e.Temps)
+	}
+	if err != nil {
+		return err
+	}
+	defer w.abort()
+	m := &merger{run: run, w: w, reorder: *reorder, channels: map[string]*channel{}}
+	if *format == "mcap" {
+		m.fixes = map[fixKey]uint16{}
+	}
+	if *types != "" {
+		m.types, m.seenTypes = map[string]bool{}, map[string]bool{}
+		for _, t := range cli.SplitList(*types) {
+			m.types[t] = true
+		}
+	}
+	if f.Asked(1) {
+		if m.stats, err = newMavTiming(); err != nil {
+			return err
+		}
+	}
+	if err := m.merge(e.Ctx, f, pr); err != nil {
+		return err
+	}
+	if err := m.checkTypes(); err != nil {
+		return err
+	}
+	if err := w.close(); err != nil {
+		return err
+	}
+	if f.Asked(1) {
+		if err := writeMavReport(f, run, m, pr); err != nil {
+			return err
+		}
+	}
+	pr.Finish()
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	if !*quiet {
+		run.summary(e, "mav merge")
+		m.summary(e)
+	}
+	return nil
+}
+
+// checkBelongs refuses BINs that do not belong to the tlog (unless
+// forced) and BINs that cannot be placed on a clock.
+func checkBelongs(run *mavRun, force bool) error {
+	r := run.res
+	for i, b := range r.Bins {
+		if b.Belongs == "no" && !force {
+			var why []string
+			for _, ev := range b.Evidence {
+				if ev.Verdict < 0 {
+					why = append(why, ev.Detail)
+				}
+			}
+			return fmt.Errorf("%s does not belong to %s: %s (--allow-mismatch merges it anyway)", run.bins[i], run.tlog, strings.Join(why, "; "))
+		}
+		if r.BinEstimate(i, run.cfg.Prefer) == nil {
+			switch {
+			case run.cfg.Prefer >= 0:
+				return fmt.Errorf("%s: its boot has no %s offset (mav align shows the sources it has)", run.bins[i], run.cfg.Prefer)
+			case b.Boot < 0:
+				return fmt.Errorf("%s: matches no boot of the tlog and has no GPS time: it cannot be placed on the Unix clock", run.bins[i])
+			}
+			return fmt.Errorf("%s: boot %d has no offset", run.bins[i], b.Boot+1)
+		}
+	}
+	return nil
+}
+
+// channel is one output topic.
+type channel struct {
+	id     uint16
+	topic  string
+	schema string // schema name
+	data   []byte // JSON schema
+	tlog   bool   // of tlog messages (else of BIN records)
+	// The writer goroutine reads the fields above for every message,
+	// the merge loop writes those below: kept in different cache lines.
+	_      [64]byte
+	count  int64
+	first  stamp.Time
+	last   stamp.Time
+	report int // the topic's id in the report, −1 before its first message
+	// byInst has the report's ids of the instances of a BIN type with
+	// an instance column: each is a topic of its own there (two
+	// compasses share their stamps, and each has its own rate).
+	byInst map[int16]int
+}
+
+// chanRef is a channel as a reader goroutine knows it: a tlog message
+// type of a sender, or a BIN's record type. The merge loop, the only one
+// to touch ch, resolves it to the output channel (BINs of the same
+// vehicle share channels) when its first item is emitted.
+type chanRef struct {
+	key, topic, name string
+	schema           []byte
+	tlog             bool
+	f                *mav.Format // BIN records' format
+	inst             int         // offset in a BIN record's payload of its instance byte, −1 if none
+	ch               *channel
+	// keep is the merge loop's decision under --types: 0 not yet made,
+	// 1 written, 2 left out.
+	keep int8
+}
+
+// mergeItem is one message of the merged stream. Items live in the batch
+// that made them (own) until written; queues hold pointers to them (the
+// merge loop reads them and writes nothing into them).
+type mergeItem struct {
+	t, pub stamp.Time
+	ref    *chanRef
+	boot   int64 // µs, −1 if none
+	// The message's bytes are own.json[off:off+n].
+	off, n uint32
+	inst   int16 // the BIN record's instance (mav.BinReader.InstanceColumn), −1 if none
+	// fix is the id of the channel of the item's position as a
+	// foxglove.LocationFix (GPS records and position messages; MCAP
+	// only), 0 if none. The merge loop sets it before the writer gets
+	// the item.
+	fix uint16
+	own *binBatch
+}
+
+func (it *mergeItem) data() []byte { return it.own.json[it.off : it.off+it.n : it.off+it.n] }
+
+// queued is an item in a queue, with its stamp and its seq: items of
+// equal t go by seq, the source's index (the tlog first, then the BINs as
+// given) in the top 16 bits, then the order of reading within the source;
+// so the merged order depends on nothing but the inputs (not on how they
+// were cut into batches).
+type queued struct {
+	t   stamp.Time
+	seq uint64
+	it  *mergeItem
+}
+
+func queuedLess(a, b *queued) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
+
+// itemQueue holds a source's buffered items in order of stamp (then of
+// reading). Sources are nearly in order, so an item is inserted by moving
+// it back past the few later ones (O(1) for an item in order, O(k) for
+// one k places early), and taken from the front: no allocation per item.
+type itemQueue struct {
+	buf  []queued
+	head int
+}
+
+func (q *itemQueue) Len() int { return len(q.buf) - q.head }
+
+func (q *itemQueue) front() *queued { return &q.buf[q.head] }
+
+func (q *itemQueue) push(e queued) {
+	if q.head > 0 && q.head >= len(q.buf)/2 {
+		n := copy(q.buf, q.buf[q.head:])
+		clear(q.buf[n:])
+		q.buf, q.head = q.buf[:n], 0
+	}
+	q.buf = append(q.buf, e)
+	for i := len(q.buf) - 1; i > q.head && queuedLess(&q.buf[i], &q.buf[i-1]); i-- {
+		q.buf[i], q.buf[i-1] = q.buf[i-1], q.buf[i]
+	}
+}
+
+func (q *itemQueue) pop() *mergeItem {
+	it := q.buf[q.head].it
+	q.buf[q.head] = queued{}
+	q.head++
+	return it
+}
+
+// mergeSrc is one input of the merge.
+type mergeSrc struct {
+	name    string
+	seq     uint64 // the next item's seq
+	q       itemQueue
+	maxSeen stamp.Time
+	seen    bool
+	done    bool
+	read    func() error // reads a batch and queues its items; io.EOF at the end
+}
+
+// add queues an item, the next of the source.
+func (s *mergeSrc) add(it *mergeItem) {
+	t := it.t
+	s.q.push(queued{t, s.seq, it})
+	s.seq++
+	if !s.seen || t > s.maxSeen {
+		s.maxSeen, s.seen = t, true
+	}
+}
+
+// watermark is the stamp below which this source will bring nothing more
+// (within the reorder window).
+func (s *mergeSrc) watermark(reorder time.Duration) stamp.Time {
+	if s.done {
+		return stamp.Max
+	}
+	if !s.seen {
+		return stamp.Time(-1 << 63)
+	}
+	return s.maxSeen.Add(-reorder)
+}
+
+type merger struct {
+	run      *mavRun
+	w        mergeWriter
+	reorder  time.Duration
+	channels map[string]*channel
+	nextID   uint16
+	stats    *mavTiming // the report's, or nil
+	out      *asyncWriter
+	// types are the message types --types keeps (nil: all); seenTypes
+	// every type met, and leftOut the messages of the others.
+	types     map[string]bool
+	seenTypes map[string]bool
+	leftOut   int64
+	// fixes, when set (MCAP), numbers the LocationFix channel of each
+	// position channel and instance.
+	fixes map[fixKey]uint16
+	// Counters.
+	written, late, noTime, clamped int64
+	last                           stamp.Time
+	started                        bool
+}
+
+// resolve sets the output channel of a reader's channel.
+func (m *merger) resolve(r *chanRef) error {
+	if c := m.channels[r.key]; c != nil {
+		r.ch = c
+		return nil
+	}
+	if m.nextID == 65535 {
+		return fmt.Errorf("more than 65535 topics")
+	}
+	c := &channel{id: m.nextID + 1, topic: r.topic, schema: r.name, data: r.schema, tlog: r.tlog, report: -1}
+	m.nextID++
+	m.channels[r.key] = c
+	r.ch = c
+	return nil
+}
+
+// merge reads every input again and writes the merged stream. The BINs
+// are read and encoded by goroutines (binPipeline); they end with merge.
+func (m *merger) merge(ctx context.Context, f *cli.Files, pr *cli.Progress) error {
+	pl := newBinPipeline(ctx)
+	defer pl.stop()
+	m.out = newAsyncWriter(m.w)
+	defer m.out.abort()
+	srcs, err := m.sources(f, pr, pl)
+	if err != nil {
+		return err
+	}
+	for {
+		// The earliest buffered item, and the stamp up to which every
+		// source has brought what it has.
+		var best *mergeSrc
+		safe := stamp.Max
+		var lag *mergeSrc
+		for _, s := range srcs {
+			if s.q.Len() > 0 && (best == nil || queuedLess(s.q.front(), best.q.front())) {
+				best = s
+			}
+			if w := s.watermark(m.reorder); w < safe {
+				safe, lag = w, s
+			}
+		}
+		if best != nil && best.q.front().t <= safe {
+			// Emit best's items while they come before every other
+			// source's first and the safe stamp.
+			var next *queued
+			for _, s := range srcs {
+				if s != best && s.q.Len() > 0 && (next == nil || queuedLess(s.q.front(), next)) {
+					next = s.q.front()
+				}
+			}
+			for {
+				if err := m.emit(best.q.pop()); err != nil {
+					return err
+				}
+				if best.q.Len() == 0 {
+					break
+				}
+				if f := best.q.front(); f.t > safe || next != nil && !queuedLess(f, next) {
+					break
+				}
+			}
+			continue
+		}
+		if lag == nil {
+			return m.out.finish() // every source done and drained
+		}
+		if err := lag.read(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				return err
+			}
+			lag.done = true
+		}
+	}
+}
+
+func (m *merger) emit(it *mergeItem) error {
+	if m.types != nil {
+		if it.ref.keep == 0 {
+			m.seenTypes[it.ref.name] = true
+			it.ref.keep = 2
+			if m.types[it.ref.name] {
+				it.ref.keep = 1
+			}
+		}
+		if it.ref.keep == 2 {
+			m.leftOut++
+			it.own.release(1)
+			return nil
+		}
+	}
+	if m.started && it.t < m.last {
+		m.late++
+	} else {
+		m.last, m.started = it.t, true
+	}
+	if it.ref.ch == nil {
+		// Channels are numbered in the order of their first message.
+		if err := m.resolve(it.ref); err != nil {
+			return err
+		}
+	}
+	c := it.ref.ch
+	if m.fixes != nil && fixKind(it.ref) != 0 {
+		k := fixKey{c.id, it.inst}
+		id, ok := m.fixes[k]
+		if !ok && m.nextID < 65535 {
+			m.nextID++
+			id = m.nextID
+			m.fixes[k] = id
+		}
+		it.fix = id
+	}
+	if c.count == 0 {
+		c.first = it.t
+	}
+	c.count++
+	c.last = max(c.last, it.t)
+	m.written++
+	if m.stats != nil {
+		m.stats.add(c, it.inst, it.t, it.pub, it.boot >= 0, int(it.n))
+	}
+	return m.out.add(it)
+}
+
+// sources opens the second pass over the inputs.
+func (m *merger) sources(f *cli.Files, pr *cli.Progress, pl *binPipeline) ([]*mergeSrc, error) {
+	run := m.run
+	res := run.res
+	if len(run.bins) >= 1<<16-1 {
+		return nil, fmt.Errorf("%d BINs: at most %d can be merged at once", len(run.bins), 1<<16-2)
+	}
+	in, err := f.Input(0)
+	if err != nil {
+		return nil, err
+	}
+	tr := mav.NewTlogReader(pr.Reader(in))
+	tr.IgnoreCRC = run.ignoreCRC
+	target := run.cfg.Prefer
+	torder := pl.startTlog(run, tr)
+	tl := &mergeSrc{name: run.tlog}
+	tl.read = func() error {
+		b, ok := <-torder
+		if !ok {
+			return io.EOF
+		}
+		if b.err != nil {
+			return b.err
+		}
+		if len(b.items) == 0 {
+			b.release(1)
+			return nil
+		}
+		for k := range b.items {
+			it := &b.items[k]
+			tl.add(it)
+		}
+		return nil
+	}
+	srcs := []*mergeSrc{tl}
+	for i := range run.bins {
+		name := run.bins[i]
+		est := res.BinEstimate(i, target)
+		in, err := f.Input(i + 1)
+		if err != nil {
+			return nil, err
+		}
+		order := pl.start(name, mav.NewBinReader(pr.Reader(in)), est, &m.noTime)
+		src := &mergeSrc{name: name, seq: uint64(i+1) << 48}
+		src.read = func() error {
+			b, ok := <-order
+			if !ok {
+				return io.EOF
+			}
+			select {
+			case <-b.done:
+			case <-pl.ctx.Done():
+				return pl.ctx.Err()
+			}
+			if b.err != nil {
+				return b.err
+			}
+			m.clamped += b.clamped
+			if len(b.items) == 0 {
+				b.release(1) // an empty last batch
+				return nil
+			}
+			for k := range b.items {
+				it := &b.items[k]
+				src.add(it)
+			}
+			return nil
+		}
+		srcs = append(srcs, src)
+	}
+	return srcs, nil
+}
+
+func columnNames(f *mav.Format) []string {
+	s := make([]string, len(f.Columns))
+	for i, c := range f.Columns {
+		s[i] = c.Name
+	}
+	return s
+}
+
+// checkTypes refuses a --types name that matched no message: a typo would
+// otherwise leave a file without what was asked for.
+func (m *merger) checkTypes() error {
+	var missing []string
+	for t := range m.types {
+		if !m.seenTypes[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	have := slices.Sorted(maps.Keys(m.seenTypes))
+	return cli.Usagef("--types: no message of type %s in the logs (they hold %s)", strings.Join(missing, ", "), strings.Join(have, ", "))
+}
+
+func (m *merger) summary(e *cli.Env) {
+	var parts []string
+	if m.leftOut > 0 {
+		parts = append(parts, fmt.Sprintf("%d of other types than --types left out", m.leftOut))
+	}
+	if m.late > 0 {
+		parts = append(parts, fmt.Sprintf("%d came more than --reorder-window %v late and were written out of order", m.late, m.reorder))
+	}
+	if m.noTime > 0 {
+		parts = append(parts, fmt.Sprintf("%d BIN records without TimeUS took the time of the record before", m.noTime))
+	}
+	if m.clamped > 0 {
+		parts = append(parts, fmt.Sprintf("%d mapped before 1970 and were stamped 0", m.clamped))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(e.Stderr, "timealign mav merge: %d messages on %d topics; %s\n", m.written, len(m.channels), strings.Join(parts, "; "))
+	}
+}
+
+// asyncWriter writes the merged stream in a goroutine of its own, in
+// batches of items, while the merge goes on; each item's batch is
+// released once its items are written.
+type asyncWriter struct {
+	w      mergeWriter
+	cur    []*mergeItem
+	ch     chan []*mergeItem
+	free   chan []*mergeItem
+	done   chan struct{}
+	err    error
+	failed atomic.Bool
+	closed bool
+}
+
+const writeBatch = 1024
+
+func newAsyncWriter(w mergeWriter) *asyncWriter {
+	a := &asyncWriter{w: w, ch: make(chan []*mergeItem, 1), free: make(chan []*mergeItem, 3), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		// In locals: the merge loop writes a.cur, in the same cache line,
+		// as often as this loop would read a.w and a.err.
+		mw := a.w
+		var err error
+		defer func() { a.err = err }()
+		for batch := range a.ch {
+			// Items of a batch mostly come together: release them in runs.
+			var own *binBatch
+			n := 0
+			for i, it := range batch {
+				if err == nil {
+					if err = mw.write(it); err != nil {
+						a.failed.Store(true)
+					}
+				}
+				if it.own != own {
+					if own != nil {
+						own.release(n)
+					}
+					own, n = it.own, 0
+				}
+				n++
+				batch[i] = nil
+			}
+			if own != nil {
+				own.release(n)
+			}
+			select {
+			case a.free <- batch[:0]:
+			default:
+			}
+		}
+	}()
+	return a
+}
+
+// add queues an item; it fails once a write has failed.
+func (a *asyncWriter) add(it *mergeItem) error {
+	if a.failed.Load() {
+		return a.finish()
+	}
+	if a.cur == nil {
+		select {
+		case a.cur = <-a.free:
+		default:
+			a.cur = make([]*mergeItem, 0, writeBatch)
+		}
+	}
+	a.cur = append(a.cur, it)
+	if len(a.cur) == writeBatch {
+		a.ch <- a.cur
+		a.cur = nil
+	}
+	return nil
+}
+
+// finish writes what is queued and waits for the writer.
+func (a *asyncWriter) finish() error {
+	if !a.closed {
+		if len(a.cur) > 0 {
+			a.ch <- a.cur
+			a.cur = nil
+		}
+		a.closed = true
+		close(a.ch)
+	}
+	<-a.done
+	return a.err
+}
+
+// abort ends the writer goroutine (after an error elsewhere).
+func (a *asyncWriter) abort() { _ = a.finish() }
+
+// mergeWriter writes the merged stream.
+type mergeWriter interface {
+	write(it *mergeItem) error
+	close() error
+	// abort ends the writer's goroutines without finishing the output
+	// (after a failure; a no-op after close).
+	abort()
+}
+
+// csvWriter writes the merged stream as CSV: the rows go to a spool file
+// first, since the per-field columns (one per field of every topic) are
+// known only once every topic has been met; close writes the header and
+// the rows with their field columns.
+type csvWriter struct {
+	out   io.Writer
+	temps *cli.Temps
+	spool *os.File
+	w     *bufio.Writer // on spool
+	buf   []byte
+	chans map[*channel]*csvChan
+	order []*csvChan
+}
+
+func newCSVWriter(out io.Writer, t *cli.Temps) (*csvWriter, error) {
+	f, err := t.Create("", "timealign-merge-*.spool")
+	if err != nil {
+		return nil, fmt.Errorf("the CSV's rows are spooled before its header: %w", err)
+	}
+	return &csvWriter{out: out, temps: t, spool: f, w: bufio.NewWriterSize(f, 1<<20), chans: map[*channel]*csvChan{}}, nil
+}
+
+func (c *csvWriter) write(it *mergeItem) error {
+	d := it.data()
+	ch := it.ref.ch
+	cc := c.chans[ch]
+	if cc == nil {
+		if len(c.order) == 1<<16-1 {
+			return fmt.Errorf("more than %d topics", 1<<16-1)
+		}
+		cc = newCSVChan(uint16(len(c.order)), ch.topic, d)
+		c.chans[ch] = cc
+		c.order = append(c.order, cc)
+	}
+	topic := ch.topic
+	// The record goes straight into the buffer's free space when it fits
+	// (Write then copies nothing): its channel and lengths, 3 stamps, the
+	// topic, d with its quotes doubled, and room for doubleQuotes' last
+	// word; then d as it is.
+	b := c.w.AvailableBuffer()
+	own := false
+	if need := 10 + 3*20 + len(topic) + 3*len(d) + 16; cap(b) < need {
+		b, own = slices.Grow(c.buf[:0], need), true
+	}
+	b = binary.LittleEndian.AppendUint16(b, cc.idx)
+	b = append(b, 0, 0, 0, 0) // the row's length
+	row := len(b)
+	b = strconv.AppendInt(b, int64(it.t), 10)
+	b = append(b, ',')
+	if it.pub == it.t {
+		b = append(b, b[row:len(b)-1]...) // the same digits
+	} else {
+		b = strconv.AppendInt(b, int64(it.pub), 10)
+	}
+	b = append(b, ',')
+	b = append(b, topic...)
+	b = append(b, ',')
+	if it.boot >= 0 {
+		b = strconv.AppendInt(b, it.boot, 10)
+	}
+	b = append(b, ',', '"')
+	b = doubleQuotes(b, d)
+	b = append(b, '"')
+	binary.LittleEndian.PutUint32(b[row-4:], uint32(len(b)-row))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(d)))
+	b = append(b, d...)
+	if own {
+		c.buf = b[:0] // kept for the next row that does not fit
+	}
+	_, err := c.w.Write(b)
+	return err
+}
+
+// doubleQuotes appends d with every '"' doubled (a CSV field's quoting).
+// b must have room for 2·len(d)+8 more bytes. Eight bytes at a time: a
+// word is stored whole, then the position moves past it, or past its
+// first quote, after which a second quote goes.
+func doubleQuotes(b, d []byte) []byte {
+	n := len(b)
+	o := b[:cap(b)]
+	i := 0
+	for i+8 <= len(d) {
+		w := binary.LittleEndian.Uint64(d[i:])
+		binary.LittleEndian.PutUint64(o[n:], w)
+		// The lowest byte of w that is '"' has the top bit of its byte set
+		// in m (bytes above it may be set falsely: only the lowest is used).
+		x := w ^ 0x2222222222222222
+		m := (x - 0x0101010101010101) &^ x & 0x8080808080808080
+		if m == 0 {
+			i, n = i+8, n+8
+			continue
+		}
+		k := bits.TrailingZeros64(m)/8 + 1
+		i, n = i+k, n+k
+		o[n] = '"'
+		n++
+	}
+	for ; i < len(d); i++ {
+		o[n] = d[i]
+		n++
+		if d[i] == '"' {
+			o[n] = '"'
+			n++
+		}
+	}
+	return b[:n]
+}
+
+func (c *csvWriter) abort() {
+	if c.spool != nil {
+		c.spool.Close()
+		c.temps.Remove(c.spool.Name())
+		c.spool = nil
+	}
+}
