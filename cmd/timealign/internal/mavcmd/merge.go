@@ -17,9 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/foxglove/mcap/go/mcap"
-
 	"github.com/timealign/timealign/cmd/timealign/internal/cli"
+	"github.com/timealign/timealign/pkg/bag"
 	"github.com/timealign/timealign/pkg/mav"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -102,14 +101,14 @@ func runMavMerge(e *cli.Env, args []string) error {
 	if err := cli.UnusedFlags(fs, "--format", *format, map[string][]string{"compression": {"mcap"}}); err != nil {
 		return err
 	}
-	var comp mcap.CompressionFormat
+	var comp string
 	switch *compression {
 	case "zstd":
-		comp = mcap.CompressionZSTD
+		comp = bag.CompressionZSTD
 	case "lz4":
-		comp = mcap.CompressionLZ4
+		comp = bag.CompressionLZ4
 	case "none":
-		comp = mcap.CompressionNone
+		comp = bag.CompressionNone
 	default:
 		return cli.Usagef("--compression: %s is not one (want zstd, lz4 or none)", cli.Cut(*compression))
 	}
@@ -136,7 +135,7 @@ func runMavMerge(e *cli.Env, args []string) error {
 	}
 	var w mergeWriter
 	if *format == "mcap" {
-		w, err = newMCAPWriter(f.Out(0), comp, run, "timealign "+e.Version)
+		w, err = newMCAPWriter(f.Out(0), comp, run, e.Version)
 	} else {
 		w, err = newCSVWriter(f.Out(0), e.Temps)
 	}
