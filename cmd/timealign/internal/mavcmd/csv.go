@@ -6,7 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/bits"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/timealign/timealign/cmd/timealign/internal/cli"
 )
 
 // The CSV of mav merge has, after its data column (the message as JSON),
@@ -246,4 +252,121 @@ func grow(b []byte, n int) []byte {
 		return make([]byte, n, 2*n)
 	}
 	return b[:n]
+}
+
+// csvWriter writes the merged stream as CSV: the rows go to a spool file
+// first, since the per-field columns (one per field of every topic) are
+// known only once every topic has been met; close writes the header and
+// the rows with their field columns.
+type csvWriter struct {
+	out   io.Writer
+	temps *cli.Temps
+	spool *os.File
+	w     *bufio.Writer // on spool
+	buf   []byte
+	chans map[*channel]*csvChan
+	order []*csvChan
+}
+
+func newCSVWriter(out io.Writer, t *cli.Temps) (*csvWriter, error) {
+	f, err := t.Create("", "timealign-merge-*.spool")
+	if err != nil {
+		return nil, fmt.Errorf("the CSV's rows are spooled before its header: %w", err)
+	}
+	return &csvWriter{out: out, temps: t, spool: f, w: bufio.NewWriterSize(f, 1<<20), chans: map[*channel]*csvChan{}}, nil
+}
+
+func (c *csvWriter) write(o outItem) error {
+	it := o.it
+	d := it.Data()
+	ch := it.Ref.ch
+	cc := c.chans[ch]
+	if cc == nil {
+		if len(c.order) == 1<<16-1 {
+			return fmt.Errorf("more than %d topics", 1<<16-1)
+		}
+		cc = newCSVChan(uint16(len(c.order)), ch.topic, d)
+		c.chans[ch] = cc
+		c.order = append(c.order, cc)
+	}
+	topic := ch.topic
+	// The record goes straight into the buffer's free space when it fits
+	// (Write then copies nothing): its channel and lengths, 3 stamps, the
+	// topic, d with its quotes doubled, and room for doubleQuotes' last
+	// word; then d as it is.
+	b := c.w.AvailableBuffer()
+	own := false
+	if need := 10 + 3*20 + len(topic) + 3*len(d) + 16; cap(b) < need {
+		b, own = slices.Grow(c.buf[:0], need), true
+	}
+	b = binary.LittleEndian.AppendUint16(b, cc.idx)
+	b = append(b, 0, 0, 0, 0) // the row's length
+	row := len(b)
+	b = strconv.AppendInt(b, int64(it.T), 10)
+	b = append(b, ',')
+	if it.Pub == it.T {
+		b = append(b, b[row:len(b)-1]...) // the same digits
+	} else {
+		b = strconv.AppendInt(b, int64(it.Pub), 10)
+	}
+	b = append(b, ',')
+	b = append(b, topic...)
+	b = append(b, ',')
+	if it.Boot >= 0 {
+		b = strconv.AppendInt(b, it.Boot, 10)
+	}
+	b = append(b, ',', '"')
+	b = doubleQuotes(b, d)
+	b = append(b, '"')
+	binary.LittleEndian.PutUint32(b[row-4:], uint32(len(b)-row))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(d)))
+	b = append(b, d...)
+	if own {
+		c.buf = b[:0] // kept for the next row that does not fit
+	}
+	_, err := c.w.Write(b)
+	return err
+}
+
+// doubleQuotes appends d with every '"' doubled (a CSV field's quoting).
+// b must have room for 2·len(d)+8 more bytes. Eight bytes at a time: a
+// word is stored whole, then the position moves past it, or past its
+// first quote, after which a second quote goes.
+func doubleQuotes(b, d []byte) []byte {
+	n := len(b)
+	o := b[:cap(b)]
+	i := 0
+	for i+8 <= len(d) {
+		w := binary.LittleEndian.Uint64(d[i:])
+		binary.LittleEndian.PutUint64(o[n:], w)
+		// The lowest byte of w that is '"' has the top bit of its byte set
+		// in m (bytes above it may be set falsely: only the lowest is used).
+		x := w ^ 0x2222222222222222
+		m := (x - 0x0101010101010101) &^ x & 0x8080808080808080
+		if m == 0 {
+			i, n = i+8, n+8
+			continue
+		}
+		k := bits.TrailingZeros64(m)/8 + 1
+		i, n = i+k, n+k
+		o[n] = '"'
+		n++
+	}
+	for ; i < len(d); i++ {
+		o[n] = d[i]
+		n++
+		if d[i] == '"' {
+			o[n] = '"'
+			n++
+		}
+	}
+	return b[:n]
+}
+
+func (c *csvWriter) abort() {
+	if c.spool != nil {
+		c.spool.Close()
+		c.temps.Remove(c.spool.Name())
+		c.spool = nil
+	}
 }

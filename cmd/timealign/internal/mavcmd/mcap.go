@@ -63,19 +63,20 @@ func newMCAPWriter(out io.Writer, comp string, run *mavRun, version string) (*mc
 	return &mcapWriter{f: f, bw: bw}, nil
 }
 
-func (m *mcapWriter) write(it *mergeItem) error {
-	c := it.ref.ch
-	if err := m.writeMessage(c.id, c.schema, c.data, c.topic, uint64(it.t), uint64(it.pub), it.data()); err != nil {
+func (m *mcapWriter) write(o outItem) error {
+	it := o.it
+	c := it.Ref.ch
+	if err := m.writeMessage(c.id, c.schema, c.data, c.topic, uint64(it.T), uint64(it.Pub), it.Data()); err != nil {
 		return err
 	}
-	if it.fix != 0 {
-		if fix, ok := locationFix(m.fixBuf[:0], fixKind(it.ref), it.t, it.data()); ok {
+	if o.fix != 0 {
+		if fix, ok := locationFix(m.fixBuf[:0], fixKind(it.Ref), it.T, it.Data()); ok {
 			m.fixBuf = fix
 			topic := c.topic
-			if it.inst >= 0 {
-				topic = fmt.Sprintf("%s[%d]", topic, it.inst)
+			if it.Inst >= 0 {
+				topic = fmt.Sprintf("%s[%d]", topic, it.Inst)
 			}
-			return m.writeMessage(it.fix, "foxglove.LocationFix", locationFixSchema, topic+"/fix", uint64(it.t), uint64(it.t), fix)
+			return m.writeMessage(o.fix, "foxglove.LocationFix", locationFixSchema, topic+"/fix", uint64(it.T), uint64(it.T), fix)
 		}
 	}
 	return nil

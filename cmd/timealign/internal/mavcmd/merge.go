@@ -1,20 +1,14 @@
 package mavcmd
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"math/bits"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/timealign/timealign/cmd/timealign/internal/cli"
@@ -238,8 +232,6 @@ type chanRef struct {
 	key, topic, name string
 	schema           []byte
 	tlog             bool
-	f                *mav.Format // BIN records' format
-	inst             int         // offset in a BIN record's payload of its instance byte, −1 if none
 	ch               *channel
 	// keep is the merge loop's decision under --types: 0 not yet made,
 	// 1 written, 2 left out.
@@ -247,24 +239,9 @@ type chanRef struct {
 }
 
 // mergeItem is one message of the merged stream. Items live in the batch
-// that made them (own) until written; queues hold pointers to them (the
-// merge loop reads them and writes nothing into them).
-type mergeItem struct {
-	t, pub stamp.Time
-	ref    *chanRef
-	boot   int64 // µs, −1 if none
-	// The message's bytes are own.json[off:off+n].
-	off, n uint32
-	inst   int16 // the BIN record's instance (mav.BinReader.InstanceColumn), −1 if none
-	// fix is the id of the channel of the item's position as a
-	// foxglove.LocationFix (GPS records and position messages; MCAP
-	// only), 0 if none. The merge loop sets it before the writer gets
-	// the item.
-	fix uint16
-	own *binBatch
-}
-
-func (it *mergeItem) data() []byte { return it.own.json[it.off : it.off+it.n : it.off+it.n] }
+// of the pipeline that made them until written; queues hold pointers to
+// them (the merge loop reads them and writes nothing into them).
+type mergeItem = mav.Item[*chanRef]
 
 // queued is an item in a queue, with its stamp and its seq: items of
 // equal t go by seq, the source's index (the tlog first, then the BINs as
@@ -324,7 +301,7 @@ type mergeSrc struct {
 
 // add queues an item, the next of the source.
 func (s *mergeSrc) add(it *mergeItem) {
-	t := it.t
+	t := it.T
 	s.q.push(queued{t, s.seq, it})
 	s.seq++
 	if !s.seen || t > s.maxSeen {
@@ -351,7 +328,7 @@ type merger struct {
 	channels map[string]*channel
 	nextID   uint16
 	stats    *mavTiming // the report's, or nil
-	out      *asyncWriter
+	out      *asyncWriter[outItem]
 	// types are the message types --types keeps (nil: all); seenTypes
 	// every type met, and leftOut the messages of the others.
 	types     map[string]bool
@@ -382,12 +359,12 @@ func (m *merger) resolve(r *chanRef) error {
 	return nil
 }
 
-// merge reads every input again and writes the merged stream. The BINs
-// are read and encoded by goroutines (binPipeline); they end with merge.
+// merge reads every input again and writes the merged stream. The logs
+// are read and encoded by goroutines (mav.Pipeline); they end with merge.
 func (m *merger) merge(ctx context.Context, f *cli.Files, pr *cli.Progress) error {
-	pl := newBinPipeline(ctx)
-	defer pl.stop()
-	m.out = newAsyncWriter(m.w)
+	pl := mav.NewPipeline[*chanRef](ctx)
+	defer pl.Stop()
+	m.out = newAsyncWriter(m.w.write, releaseItems)
 	defer m.out.abort()
 	srcs, err := m.sources(f, pr, pl)
 	if err != nil {
@@ -443,57 +420,57 @@ func (m *merger) merge(ctx context.Context, f *cli.Files, pr *cli.Progress) erro
 
 func (m *merger) emit(it *mergeItem) error {
 	if m.types != nil {
-		if it.ref.keep == 0 {
-			m.seenTypes[it.ref.name] = true
-			it.ref.keep = 2
-			if m.types[it.ref.name] {
-				it.ref.keep = 1
+		if it.Ref.keep == 0 {
+			m.seenTypes[it.Ref.name] = true
+			it.Ref.keep = 2
+			if m.types[it.Ref.name] {
+				it.Ref.keep = 1
 			}
 		}
-		if it.ref.keep == 2 {
+		if it.Ref.keep == 2 {
 			m.leftOut++
-			it.own.release(1)
+			it.Batch().Release(1)
 			return nil
 		}
 	}
-	if m.started && it.t < m.last {
+	if m.started && it.T < m.last {
 		m.late++
 	} else {
-		m.last, m.started = it.t, true
+		m.last, m.started = it.T, true
 	}
-	if it.ref.ch == nil {
+	if it.Ref.ch == nil {
 		// Channels are numbered in the order of their first message.
-		if err := m.resolve(it.ref); err != nil {
+		if err := m.resolve(it.Ref); err != nil {
 			return err
 		}
 	}
-	c := it.ref.ch
-	if m.fixes != nil && fixKind(it.ref) != 0 {
-		k := fixKey{c.id, it.inst}
+	c := it.Ref.ch
+	var fix uint16
+	if m.fixes != nil && fixKind(it.Ref) != 0 {
+		k := fixKey{c.id, it.Inst}
 		id, ok := m.fixes[k]
 		if !ok && m.nextID < 65535 {
 			m.nextID++
 			id = m.nextID
 			m.fixes[k] = id
 		}
-		it.fix = id
+		fix = id
 	}
 	if c.count == 0 {
-		c.first = it.t
+		c.first = it.T
 	}
 	c.count++
-	c.last = max(c.last, it.t)
+	c.last = max(c.last, it.T)
 	m.written++
 	if m.stats != nil {
-		m.stats.add(c, it.inst, it.t, it.pub, it.boot >= 0, int(it.n))
+		m.stats.add(c, it.Inst, it.T, it.Pub, it.Boot >= 0, len(it.Data()))
 	}
-	return m.out.add(it)
+	return m.out.add(outItem{it, fix})
 }
 
 // sources opens the second pass over the inputs.
-func (m *merger) sources(f *cli.Files, pr *cli.Progress, pl *binPipeline) ([]*mergeSrc, error) {
+func (m *merger) sources(f *cli.Files, pr *cli.Progress, pl *mav.Pipeline[*chanRef]) ([]*mergeSrc, error) {
 	run := m.run
-	res := run.res
 	if len(run.bins) >= 1<<16-1 {
 		return nil, fmt.Errorf("%d BINs: at most %d can be merged at once", len(run.bins), 1<<16-2)
 	}
@@ -504,63 +481,60 @@ func (m *merger) sources(f *cli.Files, pr *cli.Progress, pl *binPipeline) ([]*me
 	tr := mav.NewTlogReader(pr.Reader(in))
 	tr.IgnoreCRC = run.ignoreCRC
 	target := run.cfg.Prefer
-	torder := pl.startTlog(run, tr)
 	tl := &mergeSrc{name: run.tlog}
-	tl.read = func() error {
-		b, ok := <-torder
-		if !ok {
-			return io.EOF
-		}
-		if b.err != nil {
-			return b.err
-		}
-		if len(b.items) == 0 {
-			b.release(1)
-			return nil
-		}
-		for k := range b.items {
-			it := &b.items[k]
-			tl.add(it)
-		}
-		return nil
-	}
+	tl.read = m.reader(tl, pl.StartTlog(run.tlog, tr, run.res, target, tlogRef))
 	srcs := []*mergeSrc{tl}
-	for i := range run.bins {
-		name := run.bins[i]
-		est := res.BinEstimate(i, target)
+	for i, name := range run.bins {
 		in, err := f.Input(i + 1)
 		if err != nil {
 			return nil, err
 		}
-		order := pl.start(name, mav.NewBinReader(pr.Reader(in)), est, &m.noTime)
 		src := &mergeSrc{name: name, seq: uint64(i+1) << 48}
-		src.read = func() error {
-			b, ok := <-order
-			if !ok {
-				return io.EOF
-			}
-			select {
-			case <-b.done:
-			case <-pl.ctx.Done():
-				return pl.ctx.Err()
-			}
-			if b.err != nil {
-				return b.err
-			}
-			m.clamped += b.clamped
-			if len(b.items) == 0 {
-				b.release(1) // an empty last batch
-				return nil
-			}
-			for k := range b.items {
-				it := &b.items[k]
-				src.add(it)
-			}
-			return nil
-		}
+		src.read = m.reader(src, pl.StartBin(name, mav.NewBinReader(pr.Reader(in)), run.res.BinEstimate(i, target), binRef))
 		srcs = append(srcs, src)
 	}
 	return srcs, nil
+}
+
+// reader returns the read function of src, whose batches come from
+// batches: it queues the items of the next batch, and returns io.EOF at
+// the end.
+func (m *merger) reader(src *mergeSrc, batches <-chan *mav.Batch[*chanRef]) func() error {
+	return func() error {
+		b, ok := <-batches
+		if !ok {
+			return io.EOF
+		}
+		if err := b.Wait(); err != nil {
+			return err
+		}
+		if b.Err != nil {
+			return b.Err
+		}
+		m.clamped += b.Clamped
+		m.noTime += b.NoTime
+		if len(b.Items) == 0 {
+			b.Release(1) // an empty last batch
+			return nil
+		}
+		for k := range b.Items {
+			src.add(&b.Items[k])
+		}
+		return nil
+	}
+}
+
+// tlogRef is the channel of the tlog's messages of a type and sender.
+func tlogRef(msg *mav.TlogMessage) *chanRef {
+	return &chanRef{key: fmt.Sprintf("t%d/%d/%d", msg.SysID, msg.CompID, msg.ID),
+		topic: fmt.Sprintf("/tlog/%d/%d/%s", msg.SysID, msg.CompID, msg.Name), name: msg.Name, schema: msg.Schema(), tlog: true}
+}
+
+// binRef is the channel of a BIN's records of a format: BINs of the same
+// vehicle share their channels.
+func binRef(r *mav.BinReader, f *mav.Format) *chanRef {
+	return &chanRef{key: "b" + f.Name + "/" + f.Format + "/" + strings.Join(columnNames(f), ","), topic: "/bin/" + f.Name,
+		name: f.Name, schema: r.BinSchema(f)}
 }
 
 func columnNames(f *mav.Format) []string {
@@ -604,223 +578,5 @@ func (m *merger) summary(e *cli.Env) {
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(e.Stderr, "timealign mav merge: %d messages on %d topics; %s\n", m.written, len(m.channels), strings.Join(parts, "; "))
-	}
-}
-
-// asyncWriter writes the merged stream in a goroutine of its own, in
-// batches of items, while the merge goes on; each item's batch is
-// released once its items are written.
-type asyncWriter struct {
-	w      mergeWriter
-	cur    []*mergeItem
-	ch     chan []*mergeItem
-	free   chan []*mergeItem
-	done   chan struct{}
-	err    error
-	failed atomic.Bool
-	closed bool
-}
-
-const writeBatch = 1024
-
-func newAsyncWriter(w mergeWriter) *asyncWriter {
-	a := &asyncWriter{w: w, ch: make(chan []*mergeItem, 1), free: make(chan []*mergeItem, 3), done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		// In locals: the merge loop writes a.cur, in the same cache line,
-		// as often as this loop would read a.w and a.err.
-		mw := a.w
-		var err error
-		defer func() { a.err = err }()
-		for batch := range a.ch {
-			// Items of a batch mostly come together: release them in runs.
-			var own *binBatch
-			n := 0
-			for i, it := range batch {
-				if err == nil {
-					if err = mw.write(it); err != nil {
-						a.failed.Store(true)
-					}
-				}
-				if it.own != own {
-					if own != nil {
-						own.release(n)
-					}
-					own, n = it.own, 0
-				}
-				n++
-				batch[i] = nil
-			}
-			if own != nil {
-				own.release(n)
-			}
-			select {
-			case a.free <- batch[:0]:
-			default:
-			}
-		}
-	}()
-	return a
-}
-
-// add queues an item; it fails once a write has failed.
-func (a *asyncWriter) add(it *mergeItem) error {
-	if a.failed.Load() {
-		return a.finish()
-	}
-	if a.cur == nil {
-		select {
-		case a.cur = <-a.free:
-		default:
-			a.cur = make([]*mergeItem, 0, writeBatch)
-		}
-	}
-	a.cur = append(a.cur, it)
-	if len(a.cur) == writeBatch {
-		a.ch <- a.cur
-		a.cur = nil
-	}
-	return nil
-}
-
-// finish writes what is queued and waits for the writer.
-func (a *asyncWriter) finish() error {
-	if !a.closed {
-		if len(a.cur) > 0 {
-			a.ch <- a.cur
-			a.cur = nil
-		}
-		a.closed = true
-		close(a.ch)
-	}
-	<-a.done
-	return a.err
-}
-
-// abort ends the writer goroutine (after an error elsewhere).
-func (a *asyncWriter) abort() { _ = a.finish() }
-
-// mergeWriter writes the merged stream.
-type mergeWriter interface {
-	write(it *mergeItem) error
-	close() error
-	// abort ends the writer's goroutines without finishing the output
-	// (after a failure; a no-op after close).
-	abort()
-}
-
-// csvWriter writes the merged stream as CSV: the rows go to a spool file
-// first, since the per-field columns (one per field of every topic) are
-// known only once every topic has been met; close writes the header and
-// the rows with their field columns.
-type csvWriter struct {
-	out   io.Writer
-	temps *cli.Temps
-	spool *os.File
-	w     *bufio.Writer // on spool
-	buf   []byte
-	chans map[*channel]*csvChan
-	order []*csvChan
-}
-
-func newCSVWriter(out io.Writer, t *cli.Temps) (*csvWriter, error) {
-	f, err := t.Create("", "timealign-merge-*.spool")
-	if err != nil {
-		return nil, fmt.Errorf("the CSV's rows are spooled before its header: %w", err)
-	}
-	return &csvWriter{out: out, temps: t, spool: f, w: bufio.NewWriterSize(f, 1<<20), chans: map[*channel]*csvChan{}}, nil
-}
-
-func (c *csvWriter) write(it *mergeItem) error {
-	d := it.data()
-	ch := it.ref.ch
-	cc := c.chans[ch]
-	if cc == nil {
-		if len(c.order) == 1<<16-1 {
-			return fmt.Errorf("more than %d topics", 1<<16-1)
-		}
-		cc = newCSVChan(uint16(len(c.order)), ch.topic, d)
-		c.chans[ch] = cc
-		c.order = append(c.order, cc)
-	}
-	topic := ch.topic
-	// The record goes straight into the buffer's free space when it fits
-	// (Write then copies nothing): its channel and lengths, 3 stamps, the
-	// topic, d with its quotes doubled, and room for doubleQuotes' last
-	// word; then d as it is.
-	b := c.w.AvailableBuffer()
-	own := false
-	if need := 10 + 3*20 + len(topic) + 3*len(d) + 16; cap(b) < need {
-		b, own = slices.Grow(c.buf[:0], need), true
-	}
-	b = binary.LittleEndian.AppendUint16(b, cc.idx)
-	b = append(b, 0, 0, 0, 0) // the row's length
-	row := len(b)
-	b = strconv.AppendInt(b, int64(it.t), 10)
-	b = append(b, ',')
-	if it.pub == it.t {
-		b = append(b, b[row:len(b)-1]...) // the same digits
-	} else {
-		b = strconv.AppendInt(b, int64(it.pub), 10)
-	}
-	b = append(b, ',')
-	b = append(b, topic...)
-	b = append(b, ',')
-	if it.boot >= 0 {
-		b = strconv.AppendInt(b, it.boot, 10)
-	}
-	b = append(b, ',', '"')
-	b = doubleQuotes(b, d)
-	b = append(b, '"')
-	binary.LittleEndian.PutUint32(b[row-4:], uint32(len(b)-row))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(d)))
-	b = append(b, d...)
-	if own {
-		c.buf = b[:0] // kept for the next row that does not fit
-	}
-	_, err := c.w.Write(b)
-	return err
-}
-
-// doubleQuotes appends d with every '"' doubled (a CSV field's quoting).
-// b must have room for 2·len(d)+8 more bytes. Eight bytes at a time: a
-// word is stored whole, then the position moves past it, or past its
-// first quote, after which a second quote goes.
-func doubleQuotes(b, d []byte) []byte {
-	n := len(b)
-	o := b[:cap(b)]
-	i := 0
-	for i+8 <= len(d) {
-		w := binary.LittleEndian.Uint64(d[i:])
-		binary.LittleEndian.PutUint64(o[n:], w)
-		// The lowest byte of w that is '"' has the top bit of its byte set
-		// in m (bytes above it may be set falsely: only the lowest is used).
-		x := w ^ 0x2222222222222222
-		m := (x - 0x0101010101010101) &^ x & 0x8080808080808080
-		if m == 0 {
-			i, n = i+8, n+8
-			continue
-		}
-		k := bits.TrailingZeros64(m)/8 + 1
-		i, n = i+k, n+k
-		o[n] = '"'
-		n++
-	}
-	for ; i < len(d); i++ {
-		o[n] = d[i]
-		n++
-		if d[i] == '"' {
-			o[n] = '"'
-			n++
-		}
-	}
-	return b[:n]
-}
-
-func (c *csvWriter) abort() {
-	if c.spool != nil {
-		c.spool.Close()
-		c.temps.Remove(c.spool.Name())
-		c.spool = nil
 	}
 }

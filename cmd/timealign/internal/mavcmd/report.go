@@ -114,7 +114,7 @@ func tlogTiming(f *cli.Files, run *mavRun, pr *cli.Progress) (*mavTiming, error)
 		if err != nil {
 			return nil, err
 		}
-		logT, pub, boot := tlogStamps(run.res, run.cfg.Prefer, m)
+		logT, pub, boot := run.res.TlogStamps(run.cfg.Prefer, m)
 		t.addID(t.topic(fmt.Sprintf("/tlog/%d/%d/%s", m.SysID, m.CompID, m.Name), m.Name, true, boot >= 0), true, logT, pub, boot >= 0, m.Size())
 	}
 }
