@@ -28,8 +28,9 @@ import (
 // cut once its records reach WriterOptions.ChunkSize bytes after a
 // message, and compressed whole: zstd without a frame checksum (the
 // chunk's CRC covers the same bytes), LZ4 as one frame of independent
-// 256 KiB blocks without checksums, a block that does not shrink stored as
-// it is. A chunk's message indexes follow it in the order of the channels'
+// 256 KiB blocks without checksums (at LZ4 HC's level 3, or in LZ4's fast
+// mode with WriterOptions.FastLZ4), a block that does not shrink stored
+// as it is. A chunk's message indexes follow it in the order of the channels'
 // first messages in it.
 //
 // With WriterOptions.Parallel, each chunk is compressed in a goroutine of
@@ -43,6 +44,7 @@ import (
 type MCAPFile struct {
 	w         *mcap.Writer
 	comp      string
+	fastLZ4   bool
 	chunkSize int
 	buf       []byte               // the chunk being built
 	idx       []*mcap.MessageIndex // by channel id
@@ -104,7 +106,7 @@ func NewMCAPFile(w io.Writer, profile string, opts WriterOptions) (*MCAPFile, er
 	if err := mw.WriteHeader(&mcap.Header{Profile: profile, Library: opts.Library}); err != nil {
 		return nil, err
 	}
-	f := &MCAPFile{w: mw, comp: comp, chunkSize: size, buf: make([]byte, 0, size+size/8), first: math.MaxUint64}
+	f := &MCAPFile{w: mw, comp: comp, fastLZ4: opts.FastLZ4, chunkSize: size, buf: make([]byte, 0, size+size/8), first: math.MaxUint64}
 	if opts.Parallel {
 		f.pending, f.jobs, f.free = make(chan *chunkJob, chunkDepth), make(chan *chunkJob, chunkDepth), make(chan *chunkJob, chunkDepth+2)
 		f.wg.Add(1)
@@ -119,7 +121,7 @@ func (f *MCAPFile) compressor() {
 	defer f.wg.Done()
 	var cc chunkCompressor
 	for j := range f.jobs {
-		cc.compress(f.comp, j)
+		cc.compress(f.comp, f.fastLZ4, j)
 		close(j.done)
 	}
 }
@@ -278,7 +280,7 @@ func (f *MCAPFile) flush() error {
 	}
 	if f.jobs == nil {
 		j := f.take(f.spare)
-		f.cc.compress(f.comp, j)
+		f.cc.compress(f.comp, f.fastLZ4, j)
 		f.spare = j
 		return f.writeChunk(j)
 	}
@@ -388,12 +390,18 @@ func (f *MCAPFile) Close() error {
 // chunk.
 type chunkCompressor struct {
 	zenc *zstd.Encoder
-	lzc  *lz4.Compressor
+	lzc  blockCompressor
 }
 
-// compress sets j.out (the chunk's records compressed as comp says) and
-// j.crc.
-func (c *chunkCompressor) compress(comp string, j *chunkJob) {
+// blockCompressor compresses an LZ4 block (lz4.Compressor,
+// lz4.CompressorHC).
+type blockCompressor interface {
+	CompressBlock(src, dst []byte) (int, error)
+}
+
+// compress sets j.out (the chunk's records compressed as comp says, LZ4 in
+// its fast mode with fastLZ4) and j.crc.
+func (c *chunkCompressor) compress(comp string, fastLZ4 bool, j *chunkJob) {
 	j.crc = crc32.ChecksumIEEE(j.raw)
 	switch comp {
 	case CompressionZSTD:
@@ -406,7 +414,10 @@ func (c *chunkCompressor) compress(comp string, j *chunkJob) {
 		j.out = c.zenc.EncodeAll(j.raw, j.out[:0])
 	case CompressionLZ4:
 		if c.lzc == nil {
-			c.lzc = new(lz4.Compressor)
+			c.lzc = &lz4.CompressorHC{Level: lz4.Level3}
+			if fastLZ4 {
+				c.lzc = new(lz4.Compressor)
+			}
 		}
 		j.out = appendLZ4Frame(j.out[:0], j.raw, c.lzc)
 	default:
@@ -428,7 +439,7 @@ var lz4Header = [7]byte{0x04, 0x22, 0x4d, 0x18, 0x60, 0x50, 0xfb}
 // c straight into dst (the lz4 package's Writer copies each block in and
 // out of buffers of its own), a block that does not shrink stored as it
 // is.
-func appendLZ4Frame(dst, src []byte, c *lz4.Compressor) []byte {
+func appendLZ4Frame(dst, src []byte, c blockCompressor) []byte {
 	dst = append(dst, lz4Header[:]...)
 	// Room for what JSON shrinks to (a fifth) and one block that does not
 	// shrink: the buffer, reused chunk after chunk, seldom grows.

@@ -79,10 +79,14 @@ func writeMCAPFile(t *testing.T, opts WriterOptions, msgs []fileMessage) []byte 
 // bytes are the same, in every compression.
 func TestMCAPFile(t *testing.T) {
 	msgs := testMessages(3000)
-	for _, comp := range []string{CompressionNone, CompressionLZ4, CompressionZSTD} {
-		t.Run(cmp.Or(comp, "none"), func(t *testing.T) {
-			data := writeMCAPFile(t, WriterOptions{Compression: comp, ChunkSize: 64 << 10, Library: "lib"}, msgs)
-			par := writeMCAPFile(t, WriterOptions{Compression: comp, ChunkSize: 64 << 10, Library: "lib", Parallel: true}, msgs)
+	for _, c := range []struct {
+		comp string
+		fast bool
+	}{{CompressionNone, false}, {CompressionLZ4, false}, {CompressionLZ4, true}, {CompressionZSTD, false}} {
+		comp := c.comp
+		t.Run(fmt.Sprintf("%s fast=%v", cmp.Or(comp, "none"), c.fast), func(t *testing.T) {
+			data := writeMCAPFile(t, WriterOptions{Compression: comp, FastLZ4: c.fast, ChunkSize: 64 << 10, Library: "lib"}, msgs)
+			par := writeMCAPFile(t, WriterOptions{Compression: comp, FastLZ4: c.fast, ChunkSize: 64 << 10, Library: "lib", Parallel: true}, msgs)
 			require.True(t, bytes.Equal(data, par), "Parallel writes the same bytes")
 
 			r, err := mcap.NewReader(bytes.NewReader(data))
@@ -224,21 +228,22 @@ func TestLZ4Frame(t *testing.T) {
 		return b
 	}
 	text := bytes.Repeat([]byte(`{"roll":0.125,"pitch":-0.5,"yaw":3.25},`), 30000)
-	var c lz4.Compressor
 	var dst []byte
 	for name, src := range map[string][]byte{
 		"empty": nil, "one byte": {7}, "random": random(700 << 10), "text": text,
 		"one block": text[:lz4Block], "block and a byte": text[:lz4Block+1], "mixed": append(random(lz4Block-3), text[:lz4Block+5]...),
 	} {
-		dst = appendLZ4Frame(dst[:0], src, &c)
-		got, err := io.ReadAll(lz4.NewReader(bytes.NewReader(dst)))
-		require.NoError(t, err, name)
-		require.True(t, bytes.Equal(src, got), name)
-		if name == "text" {
-			require.Less(t, len(dst), len(src)/5, "compressible data shrinks")
-		}
-		if name == "random" {
-			require.Less(t, len(dst), len(src)+64, "a block that does not shrink is stored as it is")
+		for _, c := range []blockCompressor{new(lz4.Compressor), &lz4.CompressorHC{Level: lz4.Level3}} {
+			dst = appendLZ4Frame(dst[:0], src, c)
+			got, err := io.ReadAll(lz4.NewReader(bytes.NewReader(dst)))
+			require.NoError(t, err, name)
+			require.True(t, bytes.Equal(src, got), "%s %T", name, c)
+			if name == "text" {
+				require.Less(t, len(dst), len(src)/5, "compressible data shrinks")
+			}
+			if name == "random" {
+				require.Less(t, len(dst), len(src)+64, "a block that does not shrink is stored as it is")
+			}
 		}
 	}
 }

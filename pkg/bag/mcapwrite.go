@@ -33,6 +33,11 @@ type WriterOptions struct {
 	Compression string
 	// ChunkSize is the MCAP chunk size in bytes. It defaults to 1 MiB.
 	ChunkSize int64
+	// FastLZ4 compresses LZ4 chunks in LZ4's fast mode rather than at
+	// LZ4 HC's level 3 (foxglove's writer's default): less CPU for more
+	// bytes (on simulate --bag's camera, IMU and lidar messages, 12 times
+	// faster for a quarter more compressed bytes). It defaults to false.
+	FastLZ4 bool
 	// Parallel compresses each MCAP chunk in a goroutine while the next is
 	// built (see MCAPFile). It defaults to false: a chunk is compressed
 	// when it is full, in the writer's goroutine.

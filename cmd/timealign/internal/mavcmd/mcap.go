@@ -14,8 +14,9 @@ import (
 
 // mcapWriter writes the merged stream as MCAP on a bag.MCAPFile, whose
 // chunks are compressed in a goroutine of its own (Parallel), beside the
-// merge: one channel per output channel, each with its JSON schema (the
-// schema's id is the channel's), written before its first message.
+// merge, LZ4 in its fast mode: one channel per output channel, each with
+// its JSON schema (the schema's id is the channel's), written before its
+// first message.
 type mcapWriter struct {
 	f  *bag.MCAPFile
 	bw *bufio.Writer // under f: its records are written in small pieces
@@ -42,7 +43,7 @@ func newMCAPWriter(out io.Writer, comp string, run *mavRun, version string) (*mc
 	// indexes one by one): buffered, a 10 MB merge makes 20 write calls
 	// instead of 400.
 	bw := bufio.NewWriterSize(out, 256<<10)
-	f, err := bag.NewMCAPFile(bw, "", bag.WriterOptions{Compression: comp, ChunkSize: chunkSize, Parallel: true, Library: mcapLibrary(version)})
+	f, err := bag.NewMCAPFile(bw, "", bag.WriterOptions{Compression: comp, FastLZ4: true, ChunkSize: chunkSize, Parallel: true, Library: mcapLibrary(version)})
 	if err != nil {
 		return nil, err
 	}
