@@ -24,17 +24,25 @@ func demoMav(w io.Writer) error {
 	fmt.Fprintln(w, "40 ppm fast. Each method maps boot time to the tlog's clock; errors of every")
 	fmt.Fprintln(w, "sample's mapped boot time against the truth, in µs:")
 	fmt.Fprintln(w)
-	s := mavtest.Scenario{Seed: 17, SkewPPM: 40, RTC: new(time.Duration), GPS: true}
-	l, err := demoLogs(s)
+	l, err := demoMavMethods(w)
 	if err != nil {
 		return err
 	}
-	res, err := demoMavAlign(mav.DefaultConfig(), l.tlog, l.bins...)
-	if err != nil {
+	if err := demoMavSources(w); err != nil {
 		return err
+	}
+	return demoMavForeign(w, l.tlog)
+}
+
+// demoMavMethods compares the mappings of the boot clock: the first
+// message's offset, one global minimum, the windowed fit.
+func demoMavMethods(w io.Writer) (demoLogSet, error) {
+	l, res, err := demoAligned(mavtest.Scenario{Seed: 17, SkewPPM: 40, RTC: new(time.Duration), GPS: true})
+	if err != nil {
+		return l, err
 	}
 	if len(res.Boots) == 0 || res.Boots[0].WinnerEstimate() == nil {
-		return fmt.Errorf("no alignment")
+		return l, fmt.Errorf("no alignment")
 	}
 	first, glob := firstAndMinimum(l.tlog)
 	tb := cli.NewTable("method", "bias µs", "std µs", "spread µs")
@@ -59,22 +67,21 @@ func demoMav(w io.Writer) error {
 	fmt.Fprintln(w, "offset of one moment and misses the drift (24 ms over the dive). The windowed fit")
 	fmt.Fprintln(w, "follows the drift; what is left is the floor of the latency.")
 	fmt.Fprintln(w)
+	return l, nil
+}
 
-	// Every source, with the logging computer's clock 2 minutes slow.
-	s2 := mavtest.Scenario{Seed: 18, SkewPPM: 40, LoggerOffset: -2 * time.Minute, RTC: new(time.Duration), GPS: true}
-	l2, err := demoLogs(s2)
-	if err != nil {
-		return err
-	}
-	res2, err := demoMavAlign(mav.DefaultConfig(), l2.tlog, l2.bins...)
+// demoMavSources shows every source side by side, with the logging
+// computer's clock 2 minutes slow.
+func demoMavSources(w io.Writer) error {
+	_, res, err := demoAligned(mavtest.Scenario{Seed: 18, SkewPPM: 40, LoggerOffset: -2 * time.Minute, RTC: new(time.Duration), GPS: true})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "Every source side by side (mav align), when the logging computer's clock is 2 minutes")
 	fmt.Fprintln(w, "slow and the autopilot's own clock (SYSTEM_TIME) was set from GPS:")
 	fmt.Fprintln(w)
-	tb = cli.NewTable("source", "offset: Unix time at boot 0", "±", "status")
-	for _, e := range res2.Boots[0].Estimates {
+	tb := cli.NewTable("source", "offset: Unix time at boot 0", "±", "status")
+	for _, e := range res.Boots[0].Estimates {
 		st := e.Status
 		if st != "won" {
 			st += " " + cli.ShortDuration(e.Delta)
@@ -87,24 +94,38 @@ func demoMav(w io.Writer) error {
 	fmt.Fprintln(w, "shown, not averaged in: on their clocks the tlog's messages would arrive before they")
 	fmt.Fprintln(w, "were sent. (GPS fixes are logged ~60 ms after they are taken: GPS reads a bit early.)")
 	fmt.Fprintln(w)
+	return nil
+}
 
-	// A BIN of another boot of the same vehicle.
+// demoMavForeign gives a BIN of another boot of the same vehicle with
+// the tlog: the evidence that it does not belong.
+func demoMavForeign(w io.Writer, tlog []byte) error {
 	other, err := demoLogs(mavtest.Scenario{Seed: 19, BinBootCount: 6, BinAttitudePhase: 2})
 	if err != nil {
 		return err
 	}
-	res3, err := demoMavAlign(mav.DefaultConfig(), l.tlog, other.bins[0])
+	res, err := demoMavAlign(mav.DefaultConfig(), tlog, other.bins[0])
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "A BIN of another boot of the same vehicle, given with that tlog:")
-	for _, ev := range res3.Bins[0].Evidence {
+	for _, ev := range res.Bins[0].Evidence {
 		if ev.Verdict != 0 {
 			fmt.Fprintf(w, "  %s %s\n", map[int]string{1: "+", -1: "✗"}[ev.Verdict], ev.Detail)
 		}
 	}
-	fmt.Fprintf(w, "mav merge refuses it (belongs: %s) unless --allow-mismatch.\n", res3.Bins[0].Belongs)
+	fmt.Fprintf(w, "mav merge refuses it (belongs: %s) unless --allow-mismatch.\n", res.Bins[0].Belongs)
 	return nil
+}
+
+// demoAligned writes a scenario's logs and aligns them.
+func demoAligned(s mavtest.Scenario) (demoLogSet, *mav.Result, error) {
+	l, err := demoLogs(s)
+	if err != nil {
+		return l, nil, err
+	}
+	res, err := demoMavAlign(mav.DefaultConfig(), l.tlog, l.bins...)
+	return l, res, err
 }
 
 type demoLogSet struct {

@@ -3,6 +3,7 @@ package mavcmd
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -50,115 +51,116 @@ types (BIN or MAVLink names). --report FILE.html writes a timing report:
 every source's offset, the tlog's latencies over time and their
 histograms, the merged topics.`
 
-func runMavMerge(e *cli.Env, args []string) error {
-	fs := cli.NewFlagsExit(e, "mav merge", "[flags] TLOG BIN... --out FILE.mcap|FILE.csv", mavMergeDoc, noTimeFailure)
-	var mf mavFlags
-	mf.add(fs)
-	out := fs.String("out", "", "output file, .mcap or .csv (required)")
-	format := fs.String("format", "", "mcap or csv (default: from --out's extension)")
-	report := fs.String("report", "", "write an HTML timing report to this file")
-	force := fs.Bool("allow-mismatch", false, "merge logs that do not belong together (a BIN of another vehicle, board or boot)")
-	compression := fs.String("compression", "lz4", "mcap: chunk compression, lz4 (fast), zstd (smaller) or none")
-	reorder := fs.Duration("reorder-window", 2*time.Second, "how late a record may come and still be put in time order")
-	types := fs.String("types", "", "comma-separated message types to write, BIN (ATT, GPS) or MAVLink (ATTITUDE) names (default: all)")
-	quiet := fs.Bool("quiet", false, cli.QuietUsage)
+// mergeFlags are the flags of mav merge.
+type mergeFlags struct {
+	mav                                     mavFlags
+	out, format, report, compression, types string
+	force, quiet                            bool
+	reorder                                 time.Duration
+	comp                                    string // --compression, checked
+}
 
+func (f *mergeFlags) define(e *cli.Env, fs *flag.FlagSet) {
+	f.mav.add(fs)
+	fs.StringVar(&f.out, "out", "", "output file, .mcap or .csv (required)")
+	fs.StringVar(&f.format, "format", "", "mcap or csv (default: from --out's extension)")
+	fs.StringVar(&f.report, "report", "", "write an HTML timing report to this file")
+	fs.BoolVar(&f.force, "allow-mismatch", false, "merge logs that do not belong together (a BIN of another vehicle, board or boot)")
+	fs.StringVar(&f.compression, "compression", "lz4", "mcap: chunk compression, lz4 (fast), zstd (smaller) or none")
+	fs.DurationVar(&f.reorder, "reorder-window", 2*time.Second, "how late a record may come and still be put in time order")
+	fs.StringVar(&f.types, "types", "", "comma-separated message types to write, BIN (ATT, GPS) or MAVLink (ATTITUDE) names (default: all)")
+	fs.BoolVar(&f.quiet, "quiet", false, cli.QuietUsage)
 	cli.Deprecate(e, fs, "window", "window-samples")
 	cli.Deprecate(e, fs, "force", "allow-mismatch")
 	cli.Deprecate(e, fs, "reorder", "reorder-window")
+}
+
+// check validates the flags and the number of logs, and decides --format
+// from --out's extension when it is not given.
+func (f *mergeFlags) check(fs *flag.FlagSet) (mav.Config, error) {
+	cfg, err := f.mav.config(fs)
+	if err != nil {
+		return cfg, err
+	}
+	if fs.NArg() < 2 {
+		return cfg, cli.Usagef("mav merge needs a tlog and at least one BIN, got %d files", fs.NArg())
+	}
+	if f.out == "" {
+		return cfg, cli.Usagef("mav merge needs --out FILE.mcap or FILE.csv")
+	}
+	if f.format == "" {
+		switch strings.ToLower(filepath.Ext(f.out)) {
+		case ".mcap":
+			f.format = "mcap"
+		case ".csv":
+			f.format = "csv"
+		default:
+			return cfg, cli.Usagef("--out %s: give --format mcap or csv (the extension does not say)", cli.Cut(f.out))
+		}
+	}
+	if f.format != "mcap" && f.format != "csv" {
+		return cfg, cli.Usagef("--format: %s is not a format (want mcap or csv)", cli.Cut(f.format))
+	}
+	if err := cli.UnusedFlags(fs, "--format", f.format, map[string][]string{"compression": {"mcap"}}); err != nil {
+		return cfg, err
+	}
+	switch f.compression {
+	case "zstd":
+		f.comp = bag.CompressionZSTD
+	case "lz4":
+		f.comp = bag.CompressionLZ4
+	case "none":
+		f.comp = bag.CompressionNone
+	default:
+		return cfg, cli.Usagef("--compression: %s is not one (want zstd, lz4 or none)", cli.Cut(f.compression))
+	}
+	if f.reorder < 0 {
+		return cfg, cli.Usagef("--reorder-window is %v, want ≥ 0", f.reorder)
+	}
+	return cfg, nil
+}
+
+func runMavMerge(e *cli.Env, args []string) error {
+	fs := cli.NewFlagsExit(e, "mav merge", "[flags] TLOG BIN... --out FILE.mcap|FILE.csv", mavMergeDoc, noTimeFailure)
+	var mf mergeFlags
+	mf.define(e, fs)
 	if err := cli.ParseFlags(e, fs, args); err != nil {
 		return err
 	}
-	cfg, err := mf.config(fs)
+	cfg, err := mf.check(fs)
 	if err != nil {
 		return err
 	}
-	if fs.NArg() < 2 {
-		return cli.Usagef("mav merge needs a tlog and at least one BIN, got %d files", fs.NArg())
-	}
-	if *out == "" {
-		return cli.Usagef("mav merge needs --out FILE.mcap or FILE.csv")
-	}
-	if *format == "" {
-		switch strings.ToLower(filepath.Ext(*out)) {
-		case ".mcap":
-			*format = "mcap"
-		case ".csv":
-			*format = "csv"
-		default:
-			return cli.Usagef("--out %s: give --format mcap or csv (the extension does not say)", cli.Cut(*out))
-		}
-	}
-	if *format != "mcap" && *format != "csv" {
-		return cli.Usagef("--format: %s is not a format (want mcap or csv)", cli.Cut(*format))
-	}
-	if err := cli.UnusedFlags(fs, "--format", *format, map[string][]string{"compression": {"mcap"}}); err != nil {
-		return err
-	}
-	var comp string
-	switch *compression {
-	case "zstd":
-		comp = bag.CompressionZSTD
-	case "lz4":
-		comp = bag.CompressionLZ4
-	case "none":
-		comp = bag.CompressionNone
-	default:
-		return cli.Usagef("--compression: %s is not one (want zstd, lz4 or none)", cli.Cut(*compression))
-	}
-	if *reorder < 0 {
-		return cli.Usagef("--reorder-window is %v, want ≥ 0", *reorder)
-	}
-	f, err := cli.OpenInputs(e, fs.Args(), cli.Out("--out", *out), cli.Out("--report", *report))
+	f, err := cli.OpenInputs(e, fs.Args(), cli.Out("--out", mf.out), cli.Out("--report", mf.report))
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	e.NoProgress = e.NoProgress || *quiet
+	e.NoProgress = e.NoProgress || mf.quiet
 	pr := logProgress(e, f, "merging")
 	defer pr.Finish()
-	run, err := alignLogs(e, f, cfg, mf.ignoreCRC, pr)
+	run, err := alignLogs(e, f, cfg, mf.mav.ignoreCRC, pr)
 	if err != nil {
 		return err
 	}
 	if err := run.res.Err(); err != nil {
 		return err
 	}
-	if err := checkBelongs(run, *force); err != nil {
+	if err := checkBelongs(run, mf.force); err != nil {
 		return err
 	}
-	var w mergeWriter
-	if *format == "mcap" {
-		w, err = newMCAPWriter(f.Out(0), comp, run, e.Version)
-	} else {
-		w, err = newCSVWriter(f.Out(0), e.Temps)
-	}
+	m, err := newMerger(e, f, run, &mf)
 	if err != nil {
 		return err
 	}
-	defer w.abort()
-	m := &merger{run: run, w: w, reorder: *reorder, channels: map[string]*channel{}}
-	if *format == "mcap" {
-		m.fixes = map[fixKey]uint16{}
-	}
-	if *types != "" {
-		m.types, m.seenTypes = map[string]bool{}, map[string]bool{}
-		for _, t := range cli.SplitList(*types) {
-			m.types[t] = true
-		}
-	}
-	if f.Asked(1) {
-		if m.stats, err = newMavTiming(); err != nil {
-			return err
-		}
-	}
+	defer m.w.abort()
 	if err := m.merge(e.Ctx, f, pr); err != nil {
 		return err
 	}
 	if err := m.checkTypes(); err != nil {
 		return err
 	}
-	if err := w.close(); err != nil {
+	if err := m.w.close(); err != nil {
 		return err
 	}
 	if f.Asked(1) {
@@ -170,11 +172,43 @@ func runMavMerge(e *cli.Env, args []string) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if !*quiet {
+	if !mf.quiet {
 		run.summary(e, "mav merge")
 		m.summary(e)
 	}
 	return nil
+}
+
+// newMerger starts the merge of run's logs into output 0 of f (and
+// gathers the report's data when output 1 is asked for).
+func newMerger(e *cli.Env, f *cli.Files, run *mavRun, mf *mergeFlags) (*merger, error) {
+	var w mergeWriter
+	var err error
+	if mf.format == "mcap" {
+		w, err = newMCAPWriter(f.Out(0), mf.comp, run, e.Version)
+	} else {
+		w, err = newCSVWriter(f.Out(0), e.Temps)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := &merger{run: run, w: w, reorder: mf.reorder, channels: map[string]*channel{}}
+	if mf.format == "mcap" {
+		m.fixes = map[fixKey]uint16{}
+	}
+	if mf.types != "" {
+		m.types, m.seenTypes = map[string]bool{}, map[string]bool{}
+		for _, t := range cli.SplitList(mf.types) {
+			m.types[t] = true
+		}
+	}
+	if f.Asked(1) {
+		if m.stats, err = newMavTiming(); err != nil {
+			w.abort()
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // checkBelongs refuses BINs that do not belong to the tlog (unless

@@ -120,7 +120,7 @@ func tlogTiming(f *cli.Files, run *mavRun, pr *cli.Progress) (*mavTiming, error)
 }
 
 // writeMavReport writes output 1 (--report): the timing report of the
-// alignment and, after a merge, of the merged stream.
+// alignment and, after a merge (m), of the merged stream.
 func writeMavReport(f *cli.Files, run *mavRun, m *merger, pr *cli.Progress) error {
 	var t *mavTiming
 	if m != nil {
@@ -132,7 +132,24 @@ func writeMavReport(f *cli.Files, run *mavRun, m *merger, pr *cli.Progress) erro
 		}
 	}
 	rep := t.a.Report()
-	res := run.res
+	pg := reportPage(run, m, rep)
+	pg.Sections = append(pg.Sections, clocksSection(run.res, rep))
+	for _, bt := range run.res.Boots {
+		pg.Sections = append(pg.Sections, bootSection(bt))
+	}
+	pg.Sections = append(pg.Sections, binsSection(run))
+	if t.lat.Count() > 0 {
+		pg.Sections = append(pg.Sections, latencySection(t))
+	}
+	if m != nil {
+		pg.Sections = append(pg.Sections, mergedSection(m, rep))
+	}
+	return rep.WritePage(f.Out(1), pg)
+}
+
+// reportPage is the report's page before its sections: its title (the
+// logs), the meaning of its figures.
+func reportPage(run *mavRun, m *merger, rep *report.Report) report.Page {
 	names := []string{filepath.Base(run.tlog)}
 	for _, b := range run.bins {
 		names = append(names, filepath.Base(b))
@@ -165,9 +182,12 @@ func writeMavReport(f *cli.Files, run *mavRun, m *merger, pr *cli.Progress) erro
 			pg.Title += " (aligned with " + strings.Join(names[1:], ", ") + ")"
 		}
 	}
+	return pg
+}
 
+// clocksSection says what the sources are, the autopilot and GPS_INPUT.
+func clocksSection(res *mav.Result, rep *report.Report) *report.Section {
 	sec := &report.Section{Title: "Clocks"}
-	pg.Sections = append(pg.Sections, sec)
 	sec.Text("The autopilot stamps its messages with its boot clock (time_boot_ms, TimeUS); the tlog with the clock of the "+
 		"computer that received them. Each source below gives the offset from the boot clock to a Unix clock; the winner "+
 		"maps the boot to the merged stream's clock, and every other source is compared with it. ± is the uncertainty: how "+
@@ -179,14 +199,15 @@ func writeMavReport(f *cli.Files, run *mavRun, m *merger, pr *cli.Progress) erro
 		sec.Note(report.Plain, "GPS_INPUT: the logging computer's clock is %s ahead of GPS time (± %s, %d samples).",
 			cli.ShortDuration(g.OffsetAt(g.Ref)), cli.Uncertainty(g.Uncertainty), g.Samples)
 	}
-	for _, bt := range res.Boots {
-		pg.Sections = append(pg.Sections, bootSection(bt))
-	}
+	return sec
+}
 
+// binsSection lists the BINs: their boot and whether they belong, with
+// the evidence.
+func binsSection(run *mavRun) *report.Section {
 	bs := &report.Section{Title: "Dataflash logs"}
-	pg.Sections = append(pg.Sections, bs)
 	tb := report.Table{Columns: []string{"file", "uptime", "records", "boot", "belongs", "evidence"}}
-	for i, b := range res.Bins {
+	for i, b := range run.res.Bins {
 		var ev []string
 		for _, e := range b.Evidence {
 			ev = append(ev, map[int]string{1: "+ ", 0: "? ", -1: "✗ "}[e.Verdict]+e.Detail)
@@ -204,34 +225,37 @@ func writeMavReport(f *cli.Files, run *mavRun, m *merger, pr *cli.Progress) erro
 	} else {
 		bs.Text("No BIN given.")
 	}
+	return bs
+}
 
-	if t.lat.Count() > 0 {
-		ls := &report.Section{Title: "Latency of the tlog"}
-		pg.Sections = append(pg.Sections, ls)
-		s := t.lat.Summarize()
-		ls.Text("How late the %d messages of the autopilot that carry time_boot_ms reached the logging computer, above the "+
-			"fitted floor of their boot (the fit's residual): transport, queueing and scheduling delay; p50 %s, p99 %s, max %s. "+
-			"The floor itself (a constant delay every message shares) cannot be seen from the logs; each topic's own figures "+
-			"are below.", s.Count, report.Dur(s.P50), report.Dur(s.P99), report.Dur(s.Max))
-		ls.Hists(report.HistPlot{Title: "latency above the floor", XLabel: "latency", Hists: []*report.Hist{&t.lat},
-			Names: []string{"all messages"}})
-		ls.Lines(report.LinePlot{Title: "latency above the floor over time", YLabel: "latency (ms)", Series: []*report.Series{&t.latOver},
-			Names: []string{"latency"}, Caption: "A band that touches zero everywhere is a floor well found; a step is a clock step or a change of link."})
-	}
+// latencySection shows how late the tlog's messages arrived above the
+// fitted floor.
+func latencySection(t *mavTiming) *report.Section {
+	ls := &report.Section{Title: "Latency of the tlog"}
+	s := t.lat.Summarize()
+	ls.Text("How late the %d messages of the autopilot that carry time_boot_ms reached the logging computer, above the "+
+		"fitted floor of their boot (the fit's residual): transport, queueing and scheduling delay; p50 %s, p99 %s, max %s. "+
+		"The floor itself (a constant delay every message shares) cannot be seen from the logs; each topic's own figures "+
+		"are below.", s.Count, report.Dur(s.P50), report.Dur(s.P99), report.Dur(s.Max))
+	ls.Hists(report.HistPlot{Title: "latency above the floor", XLabel: "latency", Hists: []*report.Hist{&t.lat},
+		Names: []string{"all messages"}})
+	ls.Lines(report.LinePlot{Title: "latency above the floor over time", YLabel: "latency (ms)", Series: []*report.Series{&t.latOver},
+		Names: []string{"latency"}, Caption: "A band that touches zero everywhere is a floor well found; a step is a clock step or a change of link."})
+	return ls
+}
 
-	if m != nil {
-		ms := &report.Section{Title: "Merged stream"}
-		pg.Sections = append(pg.Sections, ms)
-		inst := ""
-		if len(rep.Topics) != len(m.channels) {
-			inst = fmt.Sprintf(" (%d in the timing report below, which counts each instance of a BIN type apart)", len(rep.Topics))
-		}
-		ms.Text("%d messages on %d topics%s, in time order on the clock of the winning source.", m.written, len(m.channels), inst)
-		if m.late > 0 {
-			ms.Note(report.Warn, "%d messages came more than --reorder-window %v late and were written out of order.", m.late, m.reorder)
-		}
+// mergedSection counts the merged stream.
+func mergedSection(m *merger, rep *report.Report) *report.Section {
+	ms := &report.Section{Title: "Merged stream"}
+	inst := ""
+	if len(rep.Topics) != len(m.channels) {
+		inst = fmt.Sprintf(" (%d in the timing report below, which counts each instance of a BIN type apart)", len(rep.Topics))
 	}
-	return rep.WritePage(f.Out(1), pg)
+	ms.Text("%d messages on %d topics%s, in time order on the clock of the winning source.", m.written, len(m.channels), inst)
+	if m.late > 0 {
+		ms.Note(report.Warn, "%d messages came more than --reorder-window %v late and were written out of order.", m.late, m.reorder)
+	}
+	return ms
 }
 
 // bootSection reports one boot: the sources side by side and their

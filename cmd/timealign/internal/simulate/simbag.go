@@ -91,71 +91,11 @@ func writeSimBag(e *cli.Env, o simBagOptions) error {
 		defer f.Abort()
 		tw = f.Out(0)
 	}
-	tr := csvio.NewWriter(tw, "topic", "seq", "true_ns", "header_ns", "log_ns")
-
-	topics := make([]*bag.Topic, len(o.names))
-	kinds := make([]simTopic, len(o.names))
-	seen := map[string]int{}
-	for i, name := range o.names {
-		k := simTopics[name]
-		if n := seen[k.topic]; n > 0 {
-			k.topic = fmt.Sprintf("%s_%d", k.topic, n)
-		}
-		seen[simTopics[name].topic]++
-		kinds[i] = k
-		topics[i] = &bag.Topic{Name: k.topic, Type: k.typ, SerializationFormat: "cdr", OfferedQoSProfiles: bag.SensorDataQoS,
-			Schema: defs.LookupType(k.typ).Schema}
-		if err := ob.W.AddTopic(topics[i]); err != nil {
-			return err
-		}
-	}
-	rng := rand.New(rand.NewPCG(o.seed, 0x6261670a))
-	gen, err := rosmsgs.NewPayloads(rosmsgs.PayloadOptions{ImageWidth: o.imageW, ImageHeight: o.imageH})
+	rec, err := newSimRecorder(ob.W, o, &defs)
 	if err != nil {
 		return err
 	}
-	var buf []byte
-	var last stamp.Time
-	var written int64
-	prog := cli.NewProgress(e, "simulating", -1)
-	defer prog.Finish()
-	for n := 0; ; n++ {
-		m, ok := merged.Next()
-		if !ok {
-			break
-		}
-		if n%rowCheck == 0 {
-			if err := e.Ctx.Err(); err != nil {
-				return err
-			}
-			prog.Set(written)
-		}
-		k := kinds[m.Topic]
-		hdr := m.Receive
-		if k.device {
-			hdr = stamp.Time(m.Device)
-		}
-		// The recorder gets the message a little after the driver: its
-		// log time is the host clock then, in the order it received them
-		// (a host clock step still shows).
-		delay := o.recorderDelay + time.Duration(rng.ExpFloat64()*float64(o.recorderDelay)/2)
-		logT := m.Receive.Add(delay)
-		if logT < last && last.Sub(logT) < 10*time.Millisecond {
-			logT = last
-		}
-		last = logT
-		buf = gen.Message(buf, k.typ, hdr, k.frame, m.Seq)
-		if o.maxBagSize > 0 && written > 0 && written+int64(len(buf)) > o.maxBagSize {
-			ob.W.Split()
-			written = 0
-		}
-		if err := ob.W.WriteMessage(&bag.Message{Topic: topics[m.Topic], LogTime: logT, PublishTime: logT, Data: buf}); err != nil {
-			return err
-		}
-		written += int64(len(buf)) + 40
-		tr.String(topics[m.Topic].Name).Int(int64(m.Seq)).Stamp(m.True).Stamp(hdr).Stamp(logT).EndRow()
-	}
-	if err := tr.Flush(); err != nil {
+	if err := rec.record(e, merged, csvio.NewWriter(tw, "topic", "seq", "true_ns", "header_ns", "log_ns")); err != nil {
 		return err
 	}
 	meta, err := ob.Commit()
@@ -168,7 +108,99 @@ func writeSimBag(e *cli.Env, o simBagOptions) error {
 		}
 	}
 	if !o.quiet {
-		fmt.Fprintf(e.Stderr, "timealign simulate: wrote %s: %d messages on %d topics, %d file(s), %s\n", o.dir, meta.MessageCount, len(topics), len(meta.Files), meta.Duration.Round(time.Millisecond))
+		fmt.Fprintf(e.Stderr, "timealign simulate: wrote %s: %d messages on %d topics, %d file(s), %s\n", o.dir, meta.MessageCount, len(rec.topics), len(meta.Files), meta.Duration.Round(time.Millisecond))
 	}
 	return nil
+}
+
+// simRecorder writes simulated messages into a bag as a recorder gets
+// them: each stream on its topic, with the payload of its sensor type.
+type simRecorder struct {
+	w       *bag.Writer
+	o       simBagOptions
+	topics  []*bag.Topic
+	kinds   []simTopic
+	rng     *rand.Rand
+	gen     *rosmsgs.Payloads
+	buf     []byte
+	last    stamp.Time // the last log time
+	written int64      // bytes in the current file
+}
+
+// newSimRecorder adds the topics of the streams to w: the second stream
+// of a kind gets its topic with a suffix (/imu/data_raw_1).
+func newSimRecorder(w *bag.Writer, o simBagOptions, defs *bag.Definitions) (*simRecorder, error) {
+	gen, err := rosmsgs.NewPayloads(rosmsgs.PayloadOptions{ImageWidth: o.imageW, ImageHeight: o.imageH})
+	if err != nil {
+		return nil, err
+	}
+	r := &simRecorder{w: w, o: o, topics: make([]*bag.Topic, len(o.names)), kinds: make([]simTopic, len(o.names)),
+		rng: rand.New(rand.NewPCG(o.seed, 0x6261670a)), gen: gen}
+	seen := map[string]int{}
+	for i, name := range o.names {
+		k := simTopics[name]
+		if n := seen[k.topic]; n > 0 {
+			k.topic = fmt.Sprintf("%s_%d", k.topic, n)
+		}
+		seen[simTopics[name].topic]++
+		r.kinds[i] = k
+		r.topics[i] = &bag.Topic{Name: k.topic, Type: k.typ, SerializationFormat: "cdr", OfferedQoSProfiles: bag.SensorDataQoS,
+			Schema: defs.LookupType(k.typ).Schema}
+		if err := w.AddTopic(r.topics[i]); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// record writes every message of merged, and a truth row for each to tr.
+func (r *simRecorder) record(e *cli.Env, merged *sim.MergedDelivery, tr *csvio.Writer) error {
+	prog := cli.NewProgress(e, "simulating", -1)
+	defer prog.Finish()
+	for n := 0; ; n++ {
+		m, ok := merged.Next()
+		if !ok {
+			break
+		}
+		if n%rowCheck == 0 {
+			if err := e.Ctx.Err(); err != nil {
+				return err
+			}
+			prog.Set(r.written)
+		}
+		hdr, logT, err := r.write(m)
+		if err != nil {
+			return err
+		}
+		tr.String(r.topics[m.Topic].Name).Int(int64(m.Seq)).Stamp(m.True).Stamp(hdr).Stamp(logT).EndRow()
+	}
+	return tr.Flush()
+}
+
+// write writes one message and returns its header stamp and log time.
+func (r *simRecorder) write(m sim.Tagged) (hdr, logT stamp.Time, err error) {
+	k := r.kinds[m.Topic]
+	hdr = m.Receive
+	if k.device {
+		hdr = stamp.Time(m.Device)
+	}
+	// The recorder gets the message a little after the driver: its log
+	// time is the host clock then, in the order it received them (a host
+	// clock step still shows).
+	delay := r.o.recorderDelay + time.Duration(r.rng.ExpFloat64()*float64(r.o.recorderDelay)/2)
+	logT = m.Receive.Add(delay)
+	if logT < r.last && r.last.Sub(logT) < 10*time.Millisecond {
+		logT = r.last
+	}
+	r.last = logT
+	r.buf = r.gen.Message(r.buf, k.typ, hdr, k.frame, m.Seq)
+	if r.o.maxBagSize > 0 && r.written > 0 && r.written+int64(len(r.buf)) > r.o.maxBagSize {
+		r.w.Split()
+		r.written = 0
+	}
+	if err := r.w.WriteMessage(&bag.Message{Topic: r.topics[m.Topic], LogTime: logT, PublishTime: logT, Data: r.buf}); err != nil {
+		return 0, 0, err
+	}
+	r.written += int64(len(r.buf)) + 40
+	return hdr, logT, nil
 }

@@ -81,44 +81,49 @@ var simulateFlagNames = map[string]string{
 	"HostSteps.At": "host-step", "HostSteps": "host-step",
 }
 
-func runSimulate(e *cli.Env, args []string) error {
-	doc := simulateDoc
-	for _, p := range sim.Presets() {
-		doc += fmt.Sprintf("  %-10s %s\n", p.Name, p.Summary)
-	}
-	fs := cli.NewFlags(e, "simulate", "[flags]", doc)
-	var (
-		format    = fs.String("format", "estimate", "output format: estimate, pll, sync, align or samples")
-		preset    = fs.String("preset", "imu", "sensor timing to start from")
-		streams   = fs.String("streams", "imu,camera,lidar", "comma-separated presets of the streams, for sync and align")
-		out       = fs.String("out", "", "output file (default standard output)")
-		truthPath = fs.String("truth", "", "write the ground truth to this file")
-		stampKind = fs.String("stamp", "true", "for sync and align: the header stamp is the 'true' acquisition time or the 'receive' time")
-		withIndex = fs.Bool("index", false, "for estimate: fill the index column with the sensor's counter")
-		announce  = fs.Bool("announce-loss", false, "for estimate: write a loss row for each lost sample")
-		refEvery  = fs.Int("reference-every", 0, "for estimate: write a reference row (true time) before every N-th sample; 0 for none")
-		bagDir    = fs.String("bag", "", "write a rosbag2 bag of the --streams to this directory (or .mcap/.db3 file) instead of CSV")
-		storage   = fs.String("storage", "mcap", "for --bag: storage format, mcap or sqlite3")
-		compress  = fs.String("compression", "none", "for --bag: MCAP chunk compression, zstd, lz4 or none")
-		maxSize   = fs.Int64("max-bag-size", 0, "for --bag: split the bag into files of about this many bytes (0: one file)")
-		imageSize = fs.String("image-size", "64x48", "for --bag: camera image size WIDTHxHEIGHT (mono8)")
-		recDelay  = fs.Duration("recorder-delay", 200*time.Microsecond, "for --bag: the recorder's delay after the receive time")
-		overwrite = fs.Bool("overwrite", false, "for --bag: replace an existing bag")
-		quiet     = fs.Bool("quiet", false, cli.QuietUsage)
-	)
-	var (
-		c      sim.Config
-		set    = map[string]bool{}
-		steps  stepList
-		boots  cli.DurationList
-		jitter string
-	)
+// simFlags are the flags of simulate.
+type simFlags struct {
+	format, preset, streams, out, truth, stamp string
+	index, announce                            bool
+	refEvery                                   int
+	bag, storage, compression, imageSize       string
+	maxSize                                    int64
+	recDelay                                   time.Duration
+	overwrite, quiet                           bool
+	// c holds the sim.Config fields the flags set, which replace the
+	// preset's (set names them).
+	c      sim.Config
+	steps  stepList
+	boots  cli.DurationList
+	jitter string
+	set    map[string]bool
+}
+
+func (f *simFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.format, "format", "estimate", "output format: estimate, pll, sync, align or samples")
+	fs.StringVar(&f.preset, "preset", "imu", "sensor timing to start from")
+	fs.StringVar(&f.streams, "streams", "imu,camera,lidar", "comma-separated presets of the streams, for sync and align")
+	fs.StringVar(&f.out, "out", "", "output file (default standard output)")
+	fs.StringVar(&f.truth, "truth", "", "write the ground truth to this file")
+	fs.StringVar(&f.stamp, "stamp", "true", "for sync and align: the header stamp is the 'true' acquisition time or the 'receive' time")
+	fs.BoolVar(&f.index, "index", false, "for estimate: fill the index column with the sensor's counter")
+	fs.BoolVar(&f.announce, "announce-loss", false, "for estimate: write a loss row for each lost sample")
+	fs.IntVar(&f.refEvery, "reference-every", 0, "for estimate: write a reference row (true time) before every N-th sample; 0 for none")
+	fs.StringVar(&f.bag, "bag", "", "write a rosbag2 bag of the --streams to this directory (or .mcap/.db3 file) instead of CSV")
+	fs.StringVar(&f.storage, "storage", "mcap", "for --bag: storage format, mcap or sqlite3")
+	fs.StringVar(&f.compression, "compression", "none", "for --bag: MCAP chunk compression, zstd, lz4 or none")
+	fs.Int64Var(&f.maxSize, "max-bag-size", 0, "for --bag: split the bag into files of about this many bytes (0: one file)")
+	fs.StringVar(&f.imageSize, "image-size", "64x48", "for --bag: camera image size WIDTHxHEIGHT (mono8)")
+	fs.DurationVar(&f.recDelay, "recorder-delay", 200*time.Microsecond, "for --bag: the recorder's delay after the receive time")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "for --bag: replace an existing bag")
+	fs.BoolVar(&f.quiet, "quiet", false, cli.QuietUsage)
+	c := &f.c
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed (default: the preset's)")
 	fs.IntVar(&c.Count, "count", 0, "samples to acquire per stream, lost ones included (default: the preset's; with --bag, --duration's)")
 	fs.DurationVar(&c.Duration, "duration", 0, "run length in true time, instead of --count (any length: streamed in bounded memory; default with --bag: 20s of every stream)")
 	fs.DurationVar(&c.Period, "period", 0, "sampling period in device time")
 	fs.DurationVar(&c.Latency.Base, "latency", 0, "constant part of the delivery latency")
-	fs.StringVar(&jitter, "jitter", "", "jitter distribution: none, uniform, exponential or pareto")
+	fs.StringVar(&f.jitter, "jitter", "", "jitter distribution: none, uniform, exponential or pareto")
 	fs.DurationVar(&c.Latency.Scale, "jitter-scale", 0, "jitter width (uniform), mean (exponential) or scale (pareto)")
 	fs.Float64Var(&c.Latency.Shape, "jitter-shape", 0, "Pareto tail index (default 1.5)")
 	fs.Float64Var(&c.Latency.OutlierProb, "outlier-prob", 0, "probability of a large extra delay")
@@ -130,134 +135,177 @@ func runSimulate(e *cli.Env, args []string) error {
 	fs.DurationVar(&c.Clock.TickPeriod, "tick-period", 0, "duration of one device tick")
 	fs.IntVar(&c.Clock.TickBits, "tick-bits", 0, "width of the tick counter (wraps at 2^bits)")
 	fs.DurationVar(&c.Clock.SendDelay, "send-delay", 0, "device time from acquisition to the tick stamp it sends")
-	fs.Var(&boots, "reboots", "comma-separated times after the start at which the device reboots")
+	fs.Var(&f.boots, "reboots", "comma-separated times after the start at which the device reboots")
 	fs.Float64Var(&c.Loss.Prob, "loss", 0, "probability that a sample is lost")
 	fs.Float64Var(&c.Loss.BurstProb, "burst-prob", 0, "probability that a burst of losses starts")
 	fs.Float64Var(&c.Loss.BurstLen, "burst-len", 0, "mean length of a burst of losses, in samples")
 	fs.Float64Var(&c.Batch.Prob, "batch-prob", 0, "probability that a delivered sample starts a batch")
 	fs.IntVar(&c.Batch.Size, "batch-size", 0, "samples delivered together in a batch")
 	fs.IntVar(&c.IndexBits, "index-bits", 0, "width of the sensor's sample counter")
-	fs.Var(&steps, "host-step", "host clock step `AT:BY`, e.g. 10s:-2s (repeatable)")
-	if err := cli.ParseFlags(e, fs, args); err != nil {
-		return err
-	}
+	fs.Var(&f.steps, "host-step", "host clock step `AT:BY`, e.g. 10s:-2s (repeatable)")
+}
+
+// check refuses what the flags of fs cannot mean together, and puts the
+// repeatable and parsed ones into f.c.
+func (f *simFlags) check(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("simulate takes no input file, got %q", fs.Args())
 	}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["bag"] {
-		if set["format"] {
+	f.set = cli.SetFlags(fs)
+	if f.set["bag"] {
+		if f.set["format"] {
 			return cli.Usagef("--bag writes a bag: --format does not apply")
 		}
-		*format = "bag"
+		f.format = "bag"
 	}
-	if err := cli.UnusedFlags(fs, "--format", *format, simulateFormatFlags); err != nil {
-		if set["bag"] {
+	if err := cli.UnusedFlags(fs, "--format", f.format, simulateFormatFlags); err != nil {
+		if f.set["bag"] {
 			return cli.Usagef("%s", strings.Replace(err.Error(), "--format bag", "--bag", 1))
 		}
 		return err
 	}
-	if set["reboots"] {
-		c.Clock.Reboots = boots
+	if f.set["reboots"] {
+		f.c.Clock.Reboots = f.boots
 	}
-	c.HostSteps = steps
-	if set["jitter"] {
-		k, err := sim.ParseJitter(jitter)
+	f.c.HostSteps = f.steps
+	if f.set["jitter"] {
+		k, err := sim.ParseJitter(f.jitter)
 		if err != nil {
 			return &cli.UsageError{Err: err}
 		}
-		c.Latency.Kind = k
+		f.c.Latency.Kind = k
 	}
-
-	if set["count"] && set["duration"] {
+	if f.set["count"] && f.set["duration"] {
 		return cli.Usagef("give --count or --duration, not both")
 	}
-	switch *format {
-	case "estimate", "pll", "samples":
-		p, err := sim.LookupPreset(*preset)
-		if err != nil {
-			return &cli.UsageError{Err: err}
-		}
-		cfg := overlay(p.Config, c, set)
-		gen, err := sim.NewGenerator(cfg)
-		if err != nil {
-			return cli.ConfigError(fs, err, simulateFlagNames)
-		}
-		del, err := sim.NewDelivery(cfg)
-		if err != nil {
-			return cli.ConfigError(fs, err, simulateFlagNames)
-		}
-		return writeFiles(e, *out, *truthPath, func(w, tw io.Writer) error {
-			switch *format {
-			case "estimate":
-				return writeEstimate(w, tw, gen, *withIndex, *announce, *refEvery)
-			case "pll":
-				return writePLL(w, tw, del, cfg.Clock.SendDelay > 0)
-			}
-			return writeSamples(w, gen)
-		})
-	case "sync", "align", "bag":
-		var cfgs []sim.Config
-		for i, name := range strings.Split(*streams, ",") {
-			p, err := sim.LookupPreset(strings.TrimSpace(name))
-			if err != nil {
-				return cli.Usagef("--streams: %w", err)
-			}
-			cfg := overlay(p.Config, c, set)
-			if set["seed"] {
-				cfg.Seed = c.Seed + uint64(i)*1000 // independent streams
-			}
-			if *format == "bag" && !set["count"] && !set["duration"] {
-				// A bag's streams span the same time: a preset's count
-				// would end a 100 Hz IMU after 10 s of a 100 s lidar.
-				cfg.Count, cfg.Duration = 0, defaultBagDuration
-			}
-			if err := cfg.Validate(); err != nil {
-				return cli.Usagef("stream %d (%s): %w", i, name, cli.ConfigError(fs, err, simulateFlagNames))
-			}
-			cfgs = append(cfgs, cfg)
-		}
-		if len(cfgs) < 2 && *format == "sync" {
-			return cli.Usagef("--streams: sync needs at least 2 streams")
-		}
-		if *format == "bag" {
-			o := simBagOptions{dir: *bagDir, truth: *truthPath, compression: *compress, maxBagSize: *maxSize,
-				recorderDelay: *recDelay, seed: cfgs[0].Seed, cfgs: cfgs, overwrite: *overwrite, quiet: *quiet}
-			st, err := bag.ParseStorage(*storage)
-			if err != nil {
-				return cli.Usagef("--storage is %q, want mcap or sqlite3", cli.Cut(*storage))
-			}
-			o.storage = st
-			if _, err := bag.ParseCompression(*compress); err != nil {
-				return cli.Usagef("--compression is %q, want zstd, lz4 or none", cli.Cut(*compress))
-			}
-			if st == bag.SQLite && set["compression"] && *compress != "none" {
-				return cli.Usagef("--compression applies to MCAP chunks; SQLite bags are not compressed")
-			}
-			if *maxSize < 0 || *recDelay < 0 {
-				return cli.Usagef("--max-bag-size and --recorder-delay must not be negative")
-			}
-			if o.imageW, o.imageH, err = parseImageSize(*imageSize); err != nil {
-				return err
-			}
-			for _, name := range strings.Split(*streams, ",") {
-				o.names = append(o.names, strings.TrimSpace(name))
-			}
-			return writeSimBag(e, o)
-		}
-		if *stampKind != "true" && *stampKind != "receive" {
-			return cli.Usagef("--stamp is %q, want true or receive", cli.Cut(*stampKind))
-		}
-		merged, err := sim.NewMergedDelivery(cfgs...)
-		if err != nil {
-			return cli.ConfigError(fs, err, simulateFlagNames)
-		}
-		return writeFiles(e, *out, *truthPath, func(w, tw io.Writer) error {
-			return writeMulti(w, tw, merged, *format == "align", *stampKind == "receive")
-		})
-	default:
-		return cli.Usagef("--format is %q, want estimate, pll, sync, align or samples", cli.Cut(*format))
+	return nil
+}
+
+func runSimulate(e *cli.Env, args []string) error {
+	doc := simulateDoc
+	for _, p := range sim.Presets() {
+		doc += fmt.Sprintf("  %-10s %s\n", p.Name, p.Summary)
 	}
+	fs := cli.NewFlags(e, "simulate", "[flags]", doc)
+	var f simFlags
+	f.define(fs)
+	if err := cli.ParseFlags(e, fs, args); err != nil {
+		return err
+	}
+	if err := f.check(fs); err != nil {
+		return err
+	}
+	switch f.format {
+	case "estimate", "pll", "samples":
+		return f.writeStream(e, fs)
+	case "sync", "align", "bag":
+		cfgs, err := f.streamConfigs(fs)
+		if err != nil {
+			return err
+		}
+		if f.format == "bag" {
+			return f.writeBag(e, cfgs)
+		}
+		return f.writeMerged(e, fs, cfgs)
+	}
+	return cli.Usagef("--format is %q, want estimate, pll, sync, align or samples", cli.Cut(f.format))
+}
+
+// writeStream writes one stream of --preset as estimate, pll or samples.
+func (f *simFlags) writeStream(e *cli.Env, fs *flag.FlagSet) error {
+	p, err := sim.LookupPreset(f.preset)
+	if err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	cfg := overlay(p.Config, f.c, f.set)
+	gen, err := sim.NewGenerator(cfg)
+	if err != nil {
+		return cli.ConfigError(fs, err, simulateFlagNames)
+	}
+	del, err := sim.NewDelivery(cfg)
+	if err != nil {
+		return cli.ConfigError(fs, err, simulateFlagNames)
+	}
+	return writeFiles(e, f.out, f.truth, func(w, tw io.Writer) error {
+		switch f.format {
+		case "estimate":
+			return writeEstimate(w, tw, gen, f.index, f.announce, f.refEvery)
+		case "pll":
+			return writePLL(w, tw, del, cfg.Clock.SendDelay > 0)
+		}
+		return writeSamples(w, gen)
+	})
+}
+
+// streamConfigs are the configurations of the --streams (sync, align,
+// bag).
+func (f *simFlags) streamConfigs(fs *flag.FlagSet) ([]sim.Config, error) {
+	var cfgs []sim.Config
+	for i, name := range strings.Split(f.streams, ",") {
+		p, err := sim.LookupPreset(strings.TrimSpace(name))
+		if err != nil {
+			return nil, cli.Usagef("--streams: %w", err)
+		}
+		cfg := overlay(p.Config, f.c, f.set)
+		if f.set["seed"] {
+			cfg.Seed = f.c.Seed + uint64(i)*1000 // independent streams
+		}
+		if f.format == "bag" && !f.set["count"] && !f.set["duration"] {
+			// A bag's streams span the same time: a preset's count
+			// would end a 100 Hz IMU after 10 s of a 100 s lidar.
+			cfg.Count, cfg.Duration = 0, defaultBagDuration
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, cli.Usagef("stream %d (%s): %w", i, name, cli.ConfigError(fs, err, simulateFlagNames))
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	if len(cfgs) < 2 && f.format == "sync" {
+		return nil, cli.Usagef("--streams: sync needs at least 2 streams")
+	}
+	return cfgs, nil
+}
+
+// writeMerged writes the streams merged in arrival order, as sync or
+// align.
+func (f *simFlags) writeMerged(e *cli.Env, fs *flag.FlagSet, cfgs []sim.Config) error {
+	if f.stamp != "true" && f.stamp != "receive" {
+		return cli.Usagef("--stamp is %q, want true or receive", cli.Cut(f.stamp))
+	}
+	merged, err := sim.NewMergedDelivery(cfgs...)
+	if err != nil {
+		return cli.ConfigError(fs, err, simulateFlagNames)
+	}
+	return writeFiles(e, f.out, f.truth, func(w, tw io.Writer) error {
+		return writeMulti(w, tw, merged, f.format == "align", f.stamp == "receive")
+	})
+}
+
+// writeBag checks the flags of --bag and writes the bag.
+func (f *simFlags) writeBag(e *cli.Env, cfgs []sim.Config) error {
+	o := simBagOptions{dir: f.bag, truth: f.truth, compression: f.compression, maxBagSize: f.maxSize,
+		recorderDelay: f.recDelay, seed: cfgs[0].Seed, cfgs: cfgs, overwrite: f.overwrite, quiet: f.quiet}
+	st, err := bag.ParseStorage(f.storage)
+	if err != nil {
+		return cli.Usagef("--storage is %q, want mcap or sqlite3", cli.Cut(f.storage))
+	}
+	o.storage = st
+	if _, err := bag.ParseCompression(f.compression); err != nil {
+		return cli.Usagef("--compression is %q, want zstd, lz4 or none", cli.Cut(f.compression))
+	}
+	if st == bag.SQLite && f.set["compression"] && f.compression != "none" {
+		return cli.Usagef("--compression applies to MCAP chunks; SQLite bags are not compressed")
+	}
+	if f.maxSize < 0 || f.recDelay < 0 {
+		return cli.Usagef("--max-bag-size and --recorder-delay must not be negative")
+	}
+	if o.imageW, o.imageH, err = parseImageSize(f.imageSize); err != nil {
+		return err
+	}
+	for _, name := range strings.Split(f.streams, ",") {
+		o.names = append(o.names, strings.TrimSpace(name))
+	}
+	return writeSimBag(e, o)
 }
 
 // defaultBagDuration is the true time every stream of a --bag spans when
