@@ -4,7 +4,7 @@
 // measured (DESIGN: "Recorded data: baselines"). It prints the messages and
 // bytes read. It is the yardstick of .ci/bagbench, not part of timealign.
 //
-// Usage: go run ./internal/mcapbaseline FILE.mcap ...
+// Usage: go run ./tools/mcapbaseline FILE.mcap ...
 package main
 
 import (
