@@ -153,7 +153,9 @@ func forEachBag(e *cli.Env, cmd string, bags []*bag.Bag, jobs int, w io.Writer, 
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		w.Write(outs[i].Bytes())
+		if _, err := w.Write(outs[i].Bytes()); err != nil {
+			return err
+		}
 		if errs[i] != nil {
 			if e.Ctx.Err() != nil {
 				return e.Ctx.Err()

@@ -90,13 +90,17 @@ func (t *Temps) CommitDir(tmp, final string) error {
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		if old != "" {
-			os.Rename(old, final)
+			if rerr := os.Rename(old, final); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("putting %s back: %w (it is %s)", final, rerr, old))
+			}
 		}
 		return err
 	}
 	delete(t.paths, tmp)
 	if old != "" {
-		os.RemoveAll(old)
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("%s is in place, but the bag it replaced is left as %s: %w", final, old, err)
+		}
 	}
 	return nil
 }

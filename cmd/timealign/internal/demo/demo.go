@@ -102,7 +102,10 @@ func demoProblem(w io.Writer) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Raw IMU stamp error (receive − true), histogram of 2000 samples:")
 	histogram(w, rawErrors(imu), 10, 40)
-	p, _ := sim.LookupPreset("lidar")
+	p, err := sim.LookupPreset("lidar")
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "\nThe lidar's 32-bit µs tick counter wraps every %.0f minutes, and its clock runs %+.0f ppm\n",
 		float64(uint64(1)<<32)*float64(p.Config.Clock.TickPeriod)/float64(time.Minute), p.Config.Clock.SkewPPM)
 	fmt.Fprintf(w, "fast: %.1f ms of drift per minute against the host.\n", p.Config.Clock.SkewPPM*60/1e3)

@@ -64,7 +64,8 @@ func demoTsest(w io.Writer) error {
 					continue
 				}
 				if r.ref && x.Seq%50 == 0 {
-					// A hardware pulse, read 0–50 µs late.
+					// A hardware pulse, read 0–50 µs late (one the fit
+					// cannot place is counted in its status).
 					_ = est.UpdateReference(x.True.Add(time.Duration(pulse.Int64N(int64(50 * time.Microsecond)))))
 				}
 				e, err := est.Update(x.Receive)

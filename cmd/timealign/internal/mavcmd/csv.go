@@ -178,19 +178,19 @@ func (c *csvWriter) close() error {
 		return err
 	}
 	out := bufio.NewWriterSize(c.out, 1<<20)
-	out.WriteString("log_time_ns,publish_time_ns,topic,boot_us,data")
+	hb := []byte("log_time_ns,publish_time_ns,topic,boot_us,data")
 	ncol := 0
-	var hb []byte
 	for _, cc := range c.order {
 		cc.off = ncol
 		ncol += len(cc.fields)
 		for _, f := range cc.fields {
-			hb = append(hb[:0], ',')
+			hb = append(hb, ',')
 			hb = appendCell(hb, []byte(fmt.Sprintf("%q", cc.topic+"/"+f)), '"')
-			out.Write(hb)
 		}
 	}
-	out.WriteByte('\n')
+	if _, err := out.Write(append(hb, '\n')); err != nil {
+		return err
+	}
 	commas := []byte(strings.Repeat(",", ncol))
 	in := bufio.NewReaderSize(c.spool, 1<<20)
 	var head [6]byte
