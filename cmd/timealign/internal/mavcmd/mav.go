@@ -229,64 +229,14 @@ func alignLogs(e *cli.Env, f *cli.Files, cfg mav.Config, ignoreCRC bool, pr *cli
 	// The BINs are read in a goroutine beside the tlog (ReadBin touches
 	// only its BIN's part of the Aligner): the first pass takes as long
 	// as the longer of the two instead of their sum.
-	nb := len(f.Inputs()) - 1
-	ks := make([]int, nb)
-	for i := range nb {
-		ks[i] = a.AddBinFile(filepath.Base(f.Inputs()[i+1].Name))
-	}
-	type binRead struct {
-		st    mav.BinStats
-		noFMT bool
-		err   error
-	}
-	reads := make([]binRead, nb)
 	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range nb {
-			r := &reads[i]
-			bin, err := f.Input(i + 1)
-			if err != nil {
-				r.err = err
-				return
-			}
-			br := mav.NewBinReader(pr.Reader(cli.ContextReader(ctx, bin)))
-			switch err := a.ReadBin(ks[i], br); {
-			case errors.Is(err, io.EOF):
-			case errors.Is(err, mav.ErrNoFormats):
-				r.noFMT = true
-			default:
-				r.err = fmt.Errorf("%s: offset %d: %w", f.Inputs()[i+1].Name, br.Stats().Bytes, err)
-				return
-			}
-			r.st = br.Stats()
-		}
-	}()
-	terr := func() error {
-		tr := mav.NewTlogReader(pr.Reader(in))
-		tr.IgnoreCRC = ignoreCRC
-		for {
-			m, err := tr.Next()
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, err)
-			}
-			a.AddTlog(m)
-		}
-		run.tlogSt = tr.Stats()
-		if run.tlogSt.Messages == 0 {
-			return fmt.Errorf("%s: no MAVLink messages in %d bytes: not a telemetry log (.tlog)%s", run.tlog, run.tlogSt.Bytes, tlogHint(f.Inputs()[0].Name))
-		}
-		return nil
-	}()
+	bins := readBins(ctx, f, a, pr)
+	terr := run.readTlog(a, pr.Reader(in))
 	if terr != nil {
 		cancel() // the BINs' reading stops at its next read
 	}
-	<-done
+	reads := <-bins
 	if terr != nil {
 		return nil, terr
 	}
@@ -308,6 +258,71 @@ func alignLogs(e *cli.Env, f *cli.Files, cfg mav.Config, ignoreCRC bool, pr *cli
 	}
 	run.res = a.Result()
 	return run, nil
+}
+
+// readTlog feeds every message of the tlog to a and keeps its reader's
+// counts.
+func (run *mavRun) readTlog(a *mav.Aligner, in io.Reader) error {
+	tr := mav.NewTlogReader(in)
+	tr.IgnoreCRC = run.ignoreCRC
+	for {
+		m, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: %w", run.tlog, tr.Stats().Bytes, err)
+		}
+		a.AddTlog(m)
+	}
+	run.tlogSt = tr.Stats()
+	if run.tlogSt.Messages == 0 {
+		return fmt.Errorf("%s: no MAVLink messages in %d bytes: not a telemetry log (.tlog)%s", run.tlog, run.tlogSt.Bytes, tlogHint(run.tlog))
+	}
+	return nil
+}
+
+// binRead is what reading a BIN into the Aligner found.
+type binRead struct {
+	st    mav.BinStats
+	noFMT bool
+	err   error
+}
+
+// readBins feeds the BINs (inputs 1..) to a, one after the other, in a
+// goroutine that ends with ctx; what each read found comes on the channel
+// returned once all are read (or one failed: its err is set, the rest are
+// not read).
+func readBins(ctx context.Context, f *cli.Files, a *mav.Aligner, pr *cli.Progress) <-chan []binRead {
+	nb := len(f.Inputs()) - 1
+	ks := make([]int, nb)
+	for i := range nb {
+		ks[i] = a.AddBinFile(filepath.Base(f.Inputs()[i+1].Name))
+	}
+	done := make(chan []binRead, 1)
+	go func() {
+		reads := make([]binRead, nb)
+		defer func() { done <- reads }()
+		for i := range nb {
+			r := &reads[i]
+			bin, err := f.Input(i + 1)
+			if err != nil {
+				r.err = err
+				return
+			}
+			br := mav.NewBinReader(pr.Reader(cli.ContextReader(ctx, bin)))
+			switch err := a.ReadBin(ks[i], br); {
+			case errors.Is(err, io.EOF):
+			case errors.Is(err, mav.ErrNoFormats):
+				r.noFMT = true
+			default:
+				r.err = fmt.Errorf("%s: offset %d: %w", f.Inputs()[i+1].Name, br.Stats().Bytes, err)
+				return
+			}
+			r.st = br.Stats()
+		}
+	}()
+	return done
 }
 
 // tlogHint suggests the right order when a BIN is given as the tlog.
