@@ -151,12 +151,19 @@ func (b *Batch[R]) Release(n int) {
 	}
 }
 
+// goroutine runs f in a goroutine that Stop waits for.
+func (p *Pipeline[R]) goroutine(f func()) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
+}
+
 func (p *Pipeline[R]) startWorkers() {
 	p.once.Do(func() {
 		for range runtime.GOMAXPROCS(0) {
-			p.wg.Add(1)
-			go func() {
-				defer p.wg.Done()
+			p.goroutine(func() {
 				for {
 					select {
 					case b := <-p.work:
@@ -166,9 +173,44 @@ func (p *Pipeline[R]) startWorkers() {
 						return
 					}
 				}
-			}()
+			})
 		}
 	})
+}
+
+// startLog runs read in a log's reader goroutine and returns the channel
+// it sends the log's batches on, which closes when read returns; read
+// takes the batches to reuse from free.
+func (p *Pipeline[R]) startLog(read func(order chan<- *Batch[R], free chan *Batch[R])) <-chan *Batch[R] {
+	order := make(chan *Batch[R], pipeDepth)
+	// Batches wait in the caller's queues too: keep enough to reuse them
+	// all (no more are made than are in flight).
+	free := make(chan *Batch[R], 64)
+	p.goroutine(func() {
+		defer close(order)
+		read(order, free)
+	})
+	return order
+}
+
+// send hands b over on c, unless the pipeline stops first.
+func (p *Pipeline[R]) send(c chan<- *Batch[R], b *Batch[R]) bool {
+	select {
+	case c <- b:
+		return true
+	case <-p.ctx.Done():
+		return false
+	}
+}
+
+// reuse returns a batch to reuse from free, or nil.
+func reuse[R any](free chan *Batch[R]) *Batch[R] {
+	select {
+	case b := <-free:
+		return b
+	default:
+		return nil
+	}
 }
 
 // StartBin reads the BIN r in a goroutine and returns its batches, in
@@ -181,51 +223,33 @@ func (p *Pipeline[R]) startWorkers() {
 // errors.
 func (p *Pipeline[R]) StartBin(name string, r *BinReader, est *Estimate, ref func(*BinReader, *Format) R) <-chan *Batch[R] {
 	p.startWorkers()
-	order := make(chan *Batch[R], pipeDepth)
-	// Batches wait in the caller's queues too: keep enough to reuse them
-	// all (no more are made than are in flight).
-	free := make(chan *Batch[R], 64)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		defer close(order)
+	return p.startLog(func(order chan<- *Batch[R], free chan *Batch[R]) {
 		br := binBatcher[R]{r: r, ref: ref}
 		for {
-			var b *Batch[R]
-			select {
-			case b = <-free:
-			default:
+			b := reuse(free)
+			if b == nil {
 				// JSON is about 4 times the raw records: sized once (it
 				// grows if need be: items hold offsets).
 				b = &Batch[R]{free: free, raw: make([]byte, 0, batchRaw+256), json: make([]byte, 0, 4*batchRaw), ctx: p.ctx}
 			}
 			b.est, b.done = est, make(chan struct{})
 			rerr := br.fill(b)
-			last := rerr != nil
 			if rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, ErrNoFormats) {
 				b.Err = fmt.Errorf("%s: offset %d: %w", name, r.Stats().Bytes, rerr)
 			}
 			b.pending.Store(int32(len(b.recs)))
-			select {
-			case order <- b:
-			case <-p.ctx.Done():
+			if !p.send(order, b) {
 				return
 			}
 			if b.Err != nil {
 				close(b.done)
 				return
 			}
-			select {
-			case p.work <- b:
-			case <-p.ctx.Done():
-				return
-			}
-			if last {
+			if !p.send(p.work, b) || rerr != nil {
 				return
 			}
 		}
-	}()
-	return order
+	})
 }
 
 // binBatcher cuts a BIN's records into batches; it is its reader
@@ -324,20 +348,13 @@ func (b *Batch[R]) encode() {
 // each sender (called in the reader's goroutine, once per type). name
 // names the log in errors.
 func (p *Pipeline[R]) StartTlog(name string, r *TlogReader, res *Result, target Source, ref func(*TlogMessage) R) <-chan *Batch[R] {
-	order := make(chan *Batch[R], pipeDepth)
-	free := make(chan *Batch[R], 64)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		defer close(order)
+	return p.startLog(func(order chan<- *Batch[R], free chan *Batch[R]) {
 		// By sender and message id in one word (a map of integers hashes
 		// faster than one of structs).
 		refs := map[uint64]R{}
 		for {
-			var b *Batch[R]
-			select {
-			case b = <-free:
-			default:
+			b := reuse(free)
+			if b == nil {
 				b = &Batch[R]{free: free, json: make([]byte, 0, batchRaw+batchRaw/4), ctx: p.ctx}
 			}
 			var rerr error
@@ -368,17 +385,11 @@ func (p *Pipeline[R]) StartTlog(name string, r *TlogReader, res *Result, target 
 			b.pending.Store(int32(len(b.Items)))
 			b.done = make(chan struct{})
 			close(b.done) // encoded
-			select {
-			case order <- b:
-			case <-p.ctx.Done():
-				return
-			}
-			if rerr != nil {
+			if !p.send(order, b) || rerr != nil {
 				return
 			}
 		}
-	}()
-	return order
+	})
 }
 
 // TlogStamps places a tlog message on the clock of target (−1: its boot's
