@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/cmd/timealign/internal/cli"
+	"github.com/timealign/timealign/cmd/timealign/internal/clitest"
 )
 
 // TestMain lets the tests run the real command as a child process (the
@@ -35,18 +38,6 @@ func child(t *testing.T, args ...string) *exec.Cmd {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), "TIMEALIGN_TEST_MAIN=1")
 	return cmd
-}
-
-// dirFiles lists the names in dir.
-func dirFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 const pllIn = "receive_ns,ticks\n1000000000,1\n1040000000,40001\n1080000000,80001\n"
@@ -94,8 +85,8 @@ func TestOutputIsInput(t *testing.T) {
 				fi, err := f.Stat()
 				require.NoError(t, err)
 				var out, errb bytes.Buffer
-				e := &env{ctx: context.Background(), stdin: f, stdout: &out, stderr: &errb, stdinStat: func() os.FileInfo { return fi }}
-				code := run(e, append(append([]string{}, tc.args...), flag, in))
+				e := &cli.Env{Ctx: context.Background(), Stdin: f, Stdout: &out, Stderr: &errb, StdinStat: func() os.FileInfo { return fi }}
+				code := cli.Run(e, commands(), append(append([]string{}, tc.args...), flag, in))
 				require.Equal(t, 2, code, errb.String())
 				require.Contains(t, errb.String(), "is the input file stdin")
 			})
@@ -125,7 +116,7 @@ func TestOutputsCollide(t *testing.T) {
 				require.Equal(t, 2, code, errOut)
 				require.Regexp(t, "name the same file|both write to standard output", errOut)
 			}
-			require.Equal(t, []string{"link.csv"}, dirFiles(t, dir))
+			require.Equal(t, []string{"link.csv"}, clitest.DirFiles(t, dir))
 		})
 	}
 }
@@ -147,7 +138,7 @@ func TestFailedRunKeepsOldOutput(t *testing.T) {
 			}
 			_, errOut, code := runCmd(t, bad, args...)
 			require.Equal(t, 1, code, errOut)
-			require.Len(t, dirFiles(t, dir), 1, "only the old output")
+			require.Len(t, clitest.DirFiles(t, dir), 1, "only the old output")
 			b, err := os.ReadFile(filepath.Join(dir, tc.flags[0][2:]+".out"))
 			require.NoError(t, err)
 			require.Equal(t, "old\n", string(b))
@@ -155,7 +146,7 @@ func TestFailedRunKeepsOldOutput(t *testing.T) {
 			// The same run on good data replaces it, keeping its mode.
 			_, errOut, code = runCmd(t, tc.in, args...)
 			require.Equal(t, 0, code, errOut)
-			require.Len(t, dirFiles(t, dir), len(tc.flags))
+			require.Len(t, clitest.DirFiles(t, dir), len(tc.flags))
 			fi, err := os.Stat(filepath.Join(dir, tc.flags[0][2:]+".out"))
 			require.NoError(t, err)
 			require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -231,10 +222,10 @@ func TestInterruptedInProcess(t *testing.T) {
 				args = append(args, flag, filepath.Join(dir, flag[2:]+".out"))
 			}
 			var out, errb bytes.Buffer
-			code := run(&env{ctx: ctx, stdin: &cancelOnRead{cancel, strings.NewReader(tc.in)}, stdout: &out, stderr: &errb}, args)
+			code := cli.Run(&cli.Env{Ctx: ctx, Stdin: &cancelOnRead{cancel, strings.NewReader(tc.in)}, Stdout: &out, Stderr: &errb}, commands(), args)
 			require.Equal(t, 130, code, errb.String())
 			require.Contains(t, errb.String(), "interrupted")
-			require.Empty(t, dirFiles(t, dir))
+			require.Empty(t, clitest.DirFiles(t, dir))
 		})
 	}
 }
@@ -276,10 +267,10 @@ func TestSignals(t *testing.T) {
 				}
 				// Let it start working (open its outputs, read or write).
 				deadline := time.Now().Add(10 * time.Second)
-				for len(dirFiles(t, dir)) == 0 && time.Now().Before(deadline) {
+				for len(clitest.DirFiles(t, dir)) == 0 && time.Now().Before(deadline) {
 					time.Sleep(5 * time.Millisecond)
 				}
-				require.NotEmpty(t, dirFiles(t, dir), "the command created its temporary outputs")
+				require.NotEmpty(t, clitest.DirFiles(t, dir), "the command created its temporary outputs")
 				require.NoError(t, cmd.Process.Signal(sig))
 				done := make(chan error, 1)
 				go func() { done <- cmd.Wait() }()
@@ -293,7 +284,7 @@ func TestSignals(t *testing.T) {
 					t.Fatal("the command did not stop")
 				}
 				require.Contains(t, stderr.String(), "interrupted")
-				require.Empty(t, dirFiles(t, dir), "no output, no temporary")
+				require.Empty(t, clitest.DirFiles(t, dir), "no output, no temporary")
 			})
 		}
 	}
@@ -323,12 +314,12 @@ func TestWriteErrorExit1(t *testing.T) {
 // so (a user who forgot the file name is not left waiting in silence).
 func TestTerminalInput(t *testing.T) {
 	var out, errb bytes.Buffer
-	e := &env{ctx: context.Background(), stdin: strings.NewReader(pllIn), stdout: &out, stderr: &errb, stdinIsTerminal: true}
-	require.Equal(t, 0, run(e, []string{"pll"}))
+	e := &cli.Env{Ctx: context.Background(), Stdin: strings.NewReader(pllIn), Stdout: &out, Stderr: &errb, StdinIsTerminal: true}
+	require.Equal(t, 0, cli.Run(e, commands(), []string{"pll"}))
 	require.Contains(t, errb.String(), "reading CSV from the terminal (standard input); end it with Ctrl-D")
 	errb.Reset()
 	path := filepath.Join(t.TempDir(), "in.csv")
 	require.NoError(t, os.WriteFile(path, []byte(pllIn), 0o644))
-	require.Equal(t, 0, run(e, []string{"pll", path}))
+	require.Equal(t, 0, cli.Run(e, commands(), []string{"pll", path}))
 	require.NotContains(t, errb.String(), "terminal", "a named file is not the terminal")
 }

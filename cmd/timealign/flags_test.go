@@ -10,21 +10,19 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/cmd/timealign/internal/cli"
 )
 
 // commandPaths lists every command and subcommand that has flags.
 func commandPaths() [][]string {
 	var paths [][]string
 	for _, c := range commands() {
-		switch c.name {
-		case "bag":
-			for _, s := range bagCommands() {
-				paths = append(paths, []string{"bag", s.name})
-			}
-		case "mav":
-			paths = append(paths, []string{"mav", "align"}, []string{"mav", "merge"})
-		default:
-			paths = append(paths, []string{c.name})
+		if len(c.Sub) == 0 {
+			paths = append(paths, []string{c.Name})
+		}
+		for _, s := range c.Sub {
+			paths = append(paths, []string{c.Name, s.Name})
 		}
 	}
 	return paths
@@ -38,9 +36,9 @@ func commandFlagSets(t *testing.T) map[string]*flag.FlagSet {
 	for _, p := range commandPaths() {
 		var got *flag.FlagSet
 		var out, errb bytes.Buffer
-		e := &env{ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-			onFlags: func(fs *flag.FlagSet) { got = fs }}
-		code := run(e, append(append([]string{}, p...), "--help"))
+		e := &cli.Env{Ctx: context.Background(), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+			OnFlags: func(fs *flag.FlagSet) { got = fs }}
+		code := cli.Run(e, commands(), append(append([]string{}, p...), "--help"))
 		require.Equal(t, 0, code, "%v: %s", p, errb.String())
 		require.NotNil(t, got, "%v made no flag set", p)
 		sets[strings.Join(p, " ")] = got
@@ -52,15 +50,15 @@ func commandFlagSets(t *testing.T) map[string]*flag.FlagSet {
 // than one command is in the glossary, with the glossary's type; no name
 // has two types anywhere.
 func TestFlagGrammar(t *testing.T) {
-	glossary := flagGlossary()
+	glossary := cli.FlagGlossary()
 	type use struct{ cmd, kind, usage string }
 	uses := map[string][]use{}
 	for cmd, fs := range commandFlagSets(t) {
 		fs.VisitAll(func(f *flag.Flag) {
-			if _, ok := f.Value.(*deprecatedValue); ok {
+			if cli.IsDeprecated(f) {
 				return
 			}
-			uses[f.Name] = append(uses[f.Name], use{cmd, flagKind(f), f.Usage})
+			uses[f.Name] = append(uses[f.Name], use{cmd, cli.FlagKind(f), f.Usage})
 		})
 	}
 	names := make([]string, 0, len(uses))
@@ -77,7 +75,7 @@ func TestFlagGrammar(t *testing.T) {
 		for _, u := range us {
 			require.Equal(t, us[0].kind, u.kind, "--%s is a %s in %s and a %s in %s", name, us[0].kind, us[0].cmd, u.kind, u.cmd)
 			if inGlossary {
-				require.Equal(t, g.kind, u.kind, "--%s in %s is a %s; the glossary says %s (%s)", name, u.cmd, u.kind, g.kind, g.meaning)
+				require.Equal(t, g.Kind, u.kind, "--%s in %s is a %s; the glossary says %s (%s)", name, u.cmd, u.kind, g.Kind, g.Meaning)
 			}
 		}
 	}
@@ -112,9 +110,9 @@ func TestFlagGrammar(t *testing.T) {
 		_, ok := glossary[name]
 		require.True(t, ok, name)
 	}
-	require.Equal(t, "string", glossary["topics"].kind, "--topics is a list of names")
-	require.Equal(t, "duration", glossary["window"].kind)
-	require.Equal(t, "int", glossary["window-samples"].kind)
+	require.Equal(t, "string", glossary["topics"].Kind, "--topics is a list of names")
+	require.Equal(t, "duration", glossary["window"].Kind)
+	require.Equal(t, "int", glossary["window-samples"].Kind)
 }
 
 // TestHelpFormat: every command's help spells flags --flag, lists its exit

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timealign/timealign/cmd/timealign/internal/cli"
+	"github.com/timealign/timealign/cmd/timealign/internal/clitest"
 )
 
 // TestInterruptedStdoutSaysRows: interrupted with standard output
@@ -52,27 +55,36 @@ func TestInterruptedStdoutSaysRows(t *testing.T) {
 	rows, _ := strconv.Atoi(m[1])
 	require.Greater(t, rows, 1000)
 	require.Equal(t, bytes.Count(data, []byte{'\n'}), rows, "the rows said are the rows in the file")
-	require.Equal(t, humanSize(int64(len(data))), m[2])
+	require.Equal(t, cli.HumanSize(int64(len(data))), m[2])
 }
 
-// TestEarlyBadLineNoOutput: a stream command whose input fails on an early
-// line writes nothing to standard output (not even the header), and exits 1.
-func TestEarlyBadLineNoOutput(t *testing.T) {
-	for _, tc := range []struct {
-		name, in string
-		args     []string
-	}{
-		{"estimate", "event,stamp_ns,index\nsample,1000,\nsample,x,\n", []string{"estimate"}},
-		{"estimate unknown event", "event,stamp_ns,index\nsample,1000,\nfrob,2000,\n", []string{"estimate"}},
-		{"pll", "receive_ns,ticks\n1000000000,1\n1040000000,-5\n", []string{"pll"}},
-		{"sync", "topic,stamp_ns\n0,5\n1,x\n", []string{"sync", "--num-topics", "2"}},
-		{"align", "event,stream,stamp_ns\npush,0,5\ndrain,,\npush,7,5\n", []string{"align", "--periods", "1ms"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			stdout, errOut, code := runCmd(t, tc.in, tc.args...)
-			require.Equal(t, 1, code, errOut)
-			require.Empty(t, stdout)
-			require.Contains(t, errOut, "stdin:")
-		})
+// TestBagFixSignal: SIGINT while bag fix writes: exit 130, and neither
+// OUT nor a temporary directory is left.
+func TestBagFixSignal(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	_, errOut, code := runCmd(t, "", "simulate", "--bag", in, "--streams", "camera", "--image-size", "1280x720", "--duration", "10s")
+	require.Equal(t, 0, code, errOut)
+	out := filepath.Join(dir, "out")
+	cmd := child(t, "bag", "fix", in, out, "--apply", "/camera/image_raw=timestamp_estimator", "--compression", "zstd")
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m, _ := filepath.Glob(filepath.Join(dir, ".out.tmp-*"))
+		if len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no temporary directory appeared")
+		}
+		time.Sleep(time.Millisecond)
 	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Skipf("bag fix finished before the signal (%v)", err)
+	}
+	require.Equal(t, cli.ExitInterrupted, ee.ExitCode())
+	require.Equal(t, []string{"in"}, clitest.DirFiles(t, dir), "no OUT, no temporary directory")
 }

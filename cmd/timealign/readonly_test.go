@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"modernc.org/sqlite"
+
+	"github.com/timealign/timealign/cmd/timealign/internal/clitest"
 )
 
 // snapshot lists every file and directory under root with its mode, size,
@@ -262,7 +264,7 @@ func TestReadingReadOnlyAsAnotherUser(t *testing.T) {
 		b, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%v: %s", args, b)
 		require.Equal(t, before, snapshot(t, in), "after %v", args)
-		for _, name := range dirFiles(t, out) {
+		for _, name := range clitest.DirFiles(t, out) {
 			require.False(t, strings.HasPrefix(name, "timealign-"), "%s left in TMPDIR after %v", name, args)
 		}
 	}

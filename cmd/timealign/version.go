@@ -3,14 +3,21 @@ package main
 import (
 	"fmt"
 	"runtime/debug"
+
+	"github.com/timealign/timealign/cmd/timealign/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-func runVersion(e *env, args []string) error {
-	fs := newFlags(e, "version", "", "Prints timealign's version, the Go version and the VCS revision it was built from.")
-	if err := parseFlags(e, fs, args); err != nil {
+func versionCommand() *cli.Command {
+	return &cli.Command{Name: "version", Short: "print the version", Run: runVersion}
+}
+
+// runVersion prints e.Version (main's version in the binary).
+func runVersion(e *cli.Env, args []string) error {
+	fs := cli.NewFlags(e, "version", "", "Prints timealign's version, the Go version and the VCS revision it was built from.")
+	if err := cli.ParseFlags(e, fs, args); err != nil {
 		return err
 	}
 	rev := ""
@@ -23,10 +30,10 @@ func runVersion(e *env, args []string) error {
 			}
 		}
 	}
-	fmt.Fprintf(e.stdout, "timealign %s", version)
+	fmt.Fprintf(e.Stdout, "timealign %s", e.Version)
 	if rev != "" {
-		fmt.Fprintf(e.stdout, " (%.12s)", rev)
+		fmt.Fprintf(e.Stdout, " (%.12s)", rev)
 	}
-	fmt.Fprintf(e.stdout, " %s\n", goVer)
+	fmt.Fprintf(e.Stdout, " %s\n", goVer)
 	return nil
 }

@@ -113,6 +113,11 @@ type Topic struct {
 	Metadata map[string]string
 }
 
+// SensorDataQoS is the OfferedQoSProfiles rosbag2 records for one
+// publisher with ROS 2's sensor-data profile (best effort, volatile, keep
+// last 5, no deadline, lifespan or lease).
+const SensorDataQoS = "- history: 1\n  depth: 5\n  reliability: 2\n  durability: 2\n  deadline:\n    sec: 9223372036\n    nsec: 854775807\n  lifespan:\n    sec: 9223372036\n    nsec: 854775807\n  liveliness: 1\n  liveliness_lease_duration:\n    sec: 9223372036\n    nsec: 854775807\n  avoid_ros_namespace_conventions: false"
+
 // same reports whether two topics describe the same stream (a split
 // file repeats its topics).
 func (t *Topic) same(u *Topic) bool {

@@ -46,7 +46,11 @@
 // (version 5, Humble's). MCAP files get the ros2 profile, schemas, channels
 // with rosbag2's metadata (offered_qos_profiles), chunk compression (zstd,
 // lz4 or none) and the summary section with chunk and message indexes and
-// statistics, so readers can seek.
+// statistics, so readers can seek. [MCAPFile], under MCAPWriter, writes
+// MCAP of any profile (channels numbered by the caller, JSON messages):
+// the one implementation of chunks, their compression and indexes, with
+// the chunks compressed in a goroutine of its own when asked
+// (WriterOptions.Parallel).
 //
 // # Which messages carry a header stamp
 //
@@ -58,6 +62,7 @@
 // from a built-in table of the standard message types. [Definition.Source]
 // says which.
 //
-// The package starts no goroutines, reads no clock and does not log; zstd
-// (de)compression runs with concurrency 1.
+// The package reads no clock and does not log; zstd (de)compression runs
+// with concurrency 1. It starts no goroutines but the one of a Parallel
+// MCAP writer, which its Close or Abort ends.
 package bag

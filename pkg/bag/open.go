@@ -594,43 +594,56 @@ func (b *Bag) summarize(sizes bool) (*Summary, error) {
 			s.Files = append(s.Files, fi)
 			continue
 		}
-		var start, end int64
-		var count uint64
+		var fs fileSummary
 		var err error
 		switch b.Storage {
 		case SQLite:
-			start, end, count, err = summarizeSQLite(path, b.TempDir, add, &s.Skipped)
+			fs, err = summarizeSQLite(path, b.TempDir, add, &s.Skipped)
 		default:
-			var scanned bool
-			var comp string
-			start, end, count, comp, scanned, err = summarizeMCAP(path, add, &s.Skipped, sizes)
-			s.Scanned = s.Scanned || scanned
+			fs, err = summarizeMCAP(path, add, &s.Skipped, sizes)
+			s.Scanned = s.Scanned || fs.scanned
 			if s.Compression == "" {
-				s.Compression = comp
+				s.Compression = fs.compression
 			}
 		}
 		if err != nil {
 			return nil, err
 		}
-		fi.StartingTime, fi.Duration, fi.MessageCount = stamp.Time(start), time.Duration(end-start), count
+		fi.StartingTime, fi.Duration, fi.MessageCount = stamp.Time(fs.start), time.Duration(fs.end-fs.start), fs.count
 		s.Files = append(s.Files, fi)
-		if count > 0 {
-			if s.MessageCount == 0 || stamp.Time(start) < s.Start {
-				s.Start = stamp.Time(start)
+		if fs.count > 0 {
+			if s.MessageCount == 0 || stamp.Time(fs.start) < s.Start {
+				s.Start = stamp.Time(fs.start)
 			}
-			if stamp.Time(end) > s.End {
-				s.End = stamp.Time(end)
+			if stamp.Time(fs.end) > s.End {
+				s.End = stamp.Time(fs.end)
 			}
 		}
-		s.MessageCount += count
+		s.MessageCount += fs.count
 	}
 	return s, nil
 }
 
-func summarizeSQLite(path, tempDir string, add func(*Topic, uint64, int64, int64, uint64), sk *Skipped) (start, end int64, count uint64, err error) {
+// fileSummary is what a storage file's summary says, besides its topics
+// (given to an addTopic as they are found).
+type fileSummary struct {
+	start, end int64 // first and last log time, when count > 0
+	count      uint64
+	// compression is an MCAP file's first chunk's ("" for none).
+	compression string
+	// scanned: an MCAP file without a usable summary was read through.
+	scanned bool
+}
+
+// addTopic adds n messages of topic t, logged from start to end, of
+// bytes bytes of data, to a Summary.
+type addTopic func(t *Topic, n uint64, start, end int64, bytes uint64)
+
+func summarizeSQLite(path, tempDir string, add addTopic, sk *Skipped) (fileSummary, error) {
+	var fs fileSummary
 	f, err := openSQLite(path, tempDir)
 	if err != nil {
-		return 0, 0, 0, err
+		return fs, err
 	}
 	defer f.close()
 	if f.cut != nil {
@@ -638,7 +651,7 @@ func summarizeSQLite(path, tempDir string, add func(*Topic, uint64, int64, int64
 	}
 	rows, err := f.query("SELECT topic_id, COUNT(*), MIN(timestamp), MAX(timestamp), SUM(LENGTH(data)) FROM messages GROUP BY topic_id")
 	if err != nil {
-		return 0, 0, 0, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
+		return fs, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
 	}
 	defer rows.Close()
 	counts := map[int64][4]int64{}
@@ -649,7 +662,7 @@ func summarizeSQLite(path, tempDir string, add func(*Topic, uint64, int64, int64
 			break
 		}
 		if err != nil {
-			return 0, 0, 0, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
+			return fs, &FileError{Path: path, Offset: -1, Row: -1, Err: fmt.Errorf("%w: %v", ErrFormat, err)}
 		}
 		id, _ := dest[0].(int64)
 		n, _ := dest[1].(int64)
@@ -658,7 +671,6 @@ func summarizeSQLite(path, tempDir string, add func(*Topic, uint64, int64, int64
 		size, _ := dest[4].(int64)
 		counts[id] = [4]int64{n, lo, hi, size}
 	}
-	first := true
 	ids := make([]int64, 0, len(f.byID))
 	for id := range f.byID {
 		ids = append(ids, id)
@@ -667,18 +679,23 @@ func summarizeSQLite(path, tempDir string, add func(*Topic, uint64, int64, int64
 	for _, id := range ids {
 		c := counts[id]
 		add(f.byID[id], uint64(c[0]), c[1], c[2], uint64(c[3]))
-		if c[0] > 0 {
-			if first || c[1] < start {
-				start = c[1]
-			}
-			if first || c[2] > end {
-				end = c[2]
-			}
-			first = false
-		}
-		count += uint64(c[0])
+		fs.addSpan(uint64(c[0]), c[1], c[2])
 	}
-	return start, end, count, nil
+	return fs, nil
+}
+
+// addSpan counts n messages logged from start to end.
+func (fs *fileSummary) addSpan(n uint64, start, end int64) {
+	if n == 0 {
+		return
+	}
+	if fs.count == 0 || start < fs.start {
+		fs.start = start
+	}
+	if fs.count == 0 || end > fs.end {
+		fs.end = end
+	}
+	fs.count += n
 }
 
 // readMessageIndex reads the message index record at off.
@@ -757,10 +774,13 @@ func channelTimes(ra io.ReaderAt, chunks []*mcap.ChunkIndex, id uint16) (first, 
 	return int64(lo), int64(hi), true
 }
 
-func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64, uint64), sk *Skipped, sizes bool) (start, end int64, count uint64, comp string, scanned bool, err error) {
+// summarizeMCAP summarizes an MCAP file from its summary section, or
+// reads it through when it has none (or sizes asks for the topics' sizes,
+// which a summary does not hold).
+func summarizeMCAP(path string, add addTopic, sk *Skipped, sizes bool) (fileSummary, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return 0, 0, 0, "", false, err
+		return fileSummary{}, err
 	}
 	defer fh.Close()
 	rd, err := mcap.NewReader(fh)
@@ -769,55 +789,71 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64, uint64), 
 		info, err = rd.Info()
 	}
 	if err == nil && info.Statistics != nil && !sizes {
-		schemas := map[uint16]*Schema{}
-		for id, s := range info.Schemas {
-			schemas[id] = &Schema{Name: s.Name, Encoding: s.Encoding, Data: s.Data}
-		}
-		ids := make([]int, 0, len(info.Channels))
-		for id := range info.Channels {
-			ids = append(ids, int(id))
-		}
-		sort.Ints(ids)
-		for _, id := range ids {
-			c := info.Channels[uint16(id)]
-			t := &Topic{Name: c.Topic, SerializationFormat: c.MessageEncoding, Metadata: c.Metadata,
-				OfferedQoSProfiles: c.Metadata["offered_qos_profiles"], TypeDescriptionHash: c.Metadata["topic_type_hash"]}
-			if s := schemas[c.SchemaID]; s != nil {
-				t.Schema, t.Type = s, s.Name
-			}
-			first, last, ok := channelTimes(fh, info.ChunkIndexes, c.ID)
-			if !ok {
-				first, last = 0, 0
-			}
-			add(t, info.Statistics.ChannelMessageCounts[c.ID], first, last, 0)
-		}
-		if len(info.ChunkIndexes) > 0 {
-			comp = string(info.ChunkIndexes[0].Compression)
-		}
-		st := info.Statistics
-		if st.MessageCount > 0 {
-			start, end = int64(st.MessageStartTime), int64(st.MessageEndTime)
-		}
-		return start, end, st.MessageCount, comp, false, nil
+		return mcapSummary(fh, info, add), nil
 	}
 	// No summary (the recorder did not finish the file), or sizes asked
 	// for: read it.
-	scanned = info == nil || info.Statistics == nil
+	fs := fileSummary{scanned: info == nil || info.Statistics == nil}
 	if info != nil && len(info.ChunkIndexes) > 0 {
-		comp = string(info.ChunkIndexes[0].Compression)
+		fs.compression = string(info.ChunkIndexes[0].Compression)
 	}
-	if _, serr := fh.Seek(0, io.SeekStart); serr != nil {
-		return 0, 0, 0, "", true, serr
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return fileSummary{scanned: true}, err
 	}
 	fi, err := fh.Stat()
 	if err != nil {
-		return 0, 0, 0, "", true, err
+		return fileSummary{scanned: true}, err
 	}
 	mf, err := openMCAP(path, bufio.NewReaderSize(fh, 1<<20), fh, fi.Size())
 	if err != nil {
-		return 0, 0, 0, "", true, err
+		return fileSummary{scanned: true}, err
 	}
 	defer mf.close()
+	scanMCAP(mf, add, sk, &fs)
+	return fs, nil
+}
+
+// mcapSummary is what an MCAP file's summary section says: the topics
+// (their first and last log times from the chunks' message indexes) and
+// the statistics.
+func mcapSummary(ra io.ReaderAt, info *mcap.Info, add addTopic) fileSummary {
+	schemas := map[uint16]*Schema{}
+	for id, s := range info.Schemas {
+		schemas[id] = &Schema{Name: s.Name, Encoding: s.Encoding, Data: s.Data}
+	}
+	ids := make([]int, 0, len(info.Channels))
+	for id := range info.Channels {
+		ids = append(ids, int(id))
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		c := info.Channels[uint16(id)]
+		t := &Topic{Name: c.Topic, SerializationFormat: c.MessageEncoding, Metadata: c.Metadata,
+			OfferedQoSProfiles: c.Metadata["offered_qos_profiles"], TypeDescriptionHash: c.Metadata["topic_type_hash"]}
+		if s := schemas[c.SchemaID]; s != nil {
+			t.Schema, t.Type = s, s.Name
+		}
+		first, last, ok := channelTimes(ra, info.ChunkIndexes, c.ID)
+		if !ok {
+			first, last = 0, 0
+		}
+		add(t, info.Statistics.ChannelMessageCounts[c.ID], first, last, 0)
+	}
+	var fs fileSummary
+	if len(info.ChunkIndexes) > 0 {
+		fs.compression = string(info.ChunkIndexes[0].Compression)
+	}
+	st := info.Statistics
+	if st.MessageCount > 0 {
+		fs.start, fs.end = int64(st.MessageStartTime), int64(st.MessageEndTime)
+	}
+	fs.count = st.MessageCount
+	return fs
+}
+
+// scanMCAP reads every record of mf into fs (and the topics it finds, with
+// their sizes, into add); what it cannot read goes into sk.
+func scanMCAP(mf *mcapFile, add addTopic, sk *Skipped, fs *fileSummary) {
 	type acc struct {
 		t          *Topic
 		n, bytes   uint64
@@ -826,7 +862,6 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64, uint64), 
 	var order []*acc
 	byChan := map[uint16]*acc{}
 	var rec rawRecord
-	first := true
 	for {
 		err := mf.next(&rec)
 		if errors.Is(err, io.EOF) {
@@ -853,14 +888,7 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64, uint64), 
 			}
 			a.n++
 			a.bytes += uint64(len(rec.msg.Data))
-			if first || lt < start {
-				start = lt
-			}
-			if lt > end {
-				end = lt
-			}
-			first = false
-			count++
+			fs.addSpan(1, lt, lt)
 		}
 	}
 	for _, a := range order {
@@ -871,5 +899,4 @@ func summarizeMCAP(path string, add func(*Topic, uint64, int64, int64, uint64), 
 	if mf.cut != nil {
 		sk.Cuts = append(sk.Cuts, *mf.cut)
 	}
-	return start, end, count, comp, scanned, nil
 }

@@ -84,7 +84,17 @@
 // 4096 attitude samples per boot and per BIN, at most 64 components and
 // 256 boots each, and counters.
 //
-// Everything is pure: readers on the io.Reader given, no clock, no
+// # Pipeline
+//
+// A [Pipeline] is what a merge of the logs on one clock takes in: each
+// log's messages as JSON, stamped on that clock ([Result.TlogStamps],
+// [Result.BinEstimate]), in batches, in order. BIN records are read in a
+// goroutine per BIN and encoded by one goroutine per CPU; a batch is
+// reused once its items are released, so memory is bounded by the
+// batches in flight. Stop, or the end of its context, ends its
+// goroutines.
+//
+// Everything else is pure: readers on the io.Reader given, no clock, no
 // goroutine, no logging. One goroutine owns a reader or an Aligner; a
 // [Format] never changes once a record of it was returned, so records may
 // be encoded in other goroutines.
