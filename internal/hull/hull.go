@@ -5,13 +5,22 @@
 //
 // Delivery delays are never negative, so the true timing line of a sensor
 // lies under its (index or tick, receive time) points; this fit finds it
-// without being pulled by late samples. A push costs O(1) amortized
-// (Andrew's monotone chain) and a fit O(log vertices). Hulls never delete:
-// to follow a drifting line, callers switch between two hulls (see
-// [Switching]).
+// without being pulled by late samples. pkg/tsest fits its sample and
+// reference lines with it, pkg/pll its Envelope mode (and Offset with
+// TrackSkew).
+//
+// A push costs O(1) amortized (Andrew's monotone chain); a fit or a
+// supporting line walks from where the previous one ended, O(1) amortized
+// while the mean and the slope move slowly, O(vertices) at worst. Hulls
+// never delete: to follow a drifting line, callers switch between two
+// hulls (see [Switching]). Memory grows with the vertices and is kept by
+// Clear; [Lower.Grow] reserves it up front.
 package hull
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 type point struct{ x, y float64 }
 
@@ -41,6 +50,10 @@ func (h *Lower) Clear() {
 	h.count, h.sumX, h.sumY = 0, 0, 0
 	h.hintFit, h.hintSup = 0, 0
 }
+
+// Grow makes room for n more vertices, so that pushes do not allocate
+// until the hull holds more.
+func (h *Lower) Grow(n int) { h.p = slices.Grow(h.p, n) }
 
 // Count returns the number of points pushed since the last Clear.
 func (h *Lower) Count() int { return h.count }
@@ -189,6 +202,12 @@ func (s *Switching) Switch() {
 
 // Young returns the younger hull.
 func (s *Switching) Young() *Lower { return &s.new }
+
+// Grow makes room for n vertices in each hull (see [Lower.Grow]).
+func (s *Switching) Grow(n int) {
+	s.old.Grow(n)
+	s.new.Grow(n)
+}
 
 // Clear empties both hulls.
 func (s *Switching) Clear() {
