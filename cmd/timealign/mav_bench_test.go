@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/timealign/timealign/internal/cputime"
 	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/internal/testutil/cputime"
 )
 
 // BenchmarkMavMerge merges a 10-minute flight whose BIN has 30 IMU records

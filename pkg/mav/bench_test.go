@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/timealign/timealign/internal/cputime"
 	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/internal/testutil/cputime"
 	"github.com/timealign/timealign/pkg/mav"
 )
 

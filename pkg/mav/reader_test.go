@@ -12,8 +12,8 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/fuzzcheck"
 	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/internal/testutil/fuzzcheck"
 	"github.com/timealign/timealign/pkg/mav"
 	"github.com/timealign/timealign/pkg/stamp"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/internal/testutil/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/alignnode"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
