@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/pkg/bag"
 	"github.com/timealign/timealign/pkg/csvio"
 	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/sim/payload"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -112,7 +112,7 @@ func writeSimBag(e *env, o simBagOptions) error {
 		}
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 0x6261670a))
-	gen, err := rosmsgs.NewPayloads(rosmsgs.PayloadOptions{ImageWidth: o.imageW, ImageHeight: o.imageH})
+	gen, err := payload.New(payload.Options{ImageWidth: o.imageW, ImageHeight: o.imageH})
 	if err != nil {
 		return err
 	}
