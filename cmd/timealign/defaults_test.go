@@ -13,8 +13,8 @@ import (
 	"github.com/foxglove/mcap/go/mcap"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/mavtest"
 	"github.com/timealign/timealign/pkg/bag"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 )
 
 // TestSimulateBagDefaultSpan: simulate --bag without --count or --duration
@@ -178,7 +178,7 @@ func TestBagInfoJSON(t *testing.T) {
 // fix, at the record's merged log time, in degrees and meters.
 func TestMavMergeLocationFix(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 5, Duration: time.Minute, GPS: true})
+	tlog, bins, _ := mavFiles(t, dir, mavsim.Scenario{Seed: 5, Duration: time.Minute, GPS: true})
 	out := filepath.Join(dir, "m.mcap")
 	_, errOut, code := runCmd(t, "", "mav", "merge", "--quiet", tlog, bins[0], "--out", out)
 	require.Equal(t, 0, code, errOut)

@@ -8,8 +8,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/timealign/timealign/internal/mavtest"
 	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -23,7 +23,7 @@ func demoMav(w io.Writer) error {
 	fmt.Fprintln(w, "40 ppm fast. Each method maps boot time to the tlog's clock; errors of every")
 	fmt.Fprintln(w, "sample's mapped boot time against the truth, in µs:")
 	fmt.Fprintln(w)
-	s := mavtest.Scenario{Seed: 17, SkewPPM: 40, RTC: new(time.Duration), GPS: true}
+	s := mavsim.Scenario{Seed: 17, SkewPPM: 40, RTC: new(time.Duration), GPS: true}
 	l, err := demoLogs(s)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func demoMav(w io.Writer) error {
 	fmt.Fprintln(w)
 
 	// Every source, with the logging computer's clock 2 minutes slow.
-	s2 := mavtest.Scenario{Seed: 18, SkewPPM: 40, LoggerOffset: -2 * time.Minute, RTC: new(time.Duration), GPS: true}
+	s2 := mavsim.Scenario{Seed: 18, SkewPPM: 40, LoggerOffset: -2 * time.Minute, RTC: new(time.Duration), GPS: true}
 	l2, err := demoLogs(s2)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func demoMav(w io.Writer) error {
 	fmt.Fprintln(w)
 
 	// A BIN of another boot of the same vehicle.
-	other, err := demoLogs(mavtest.Scenario{Seed: 19, BinBootCount: 6, BinAttitudePhase: 2})
+	other, err := demoLogs(mavsim.Scenario{Seed: 19, BinBootCount: 6, BinAttitudePhase: 2})
 	if err != nil {
 		return err
 	}
@@ -109,10 +109,10 @@ func demoMav(w io.Writer) error {
 type demoLogSet struct {
 	tlog  []byte
 	bins  [][]byte
-	truth mavtest.Truth
+	truth mavsim.Truth
 }
 
-func demoLogs(s mavtest.Scenario) (demoLogSet, error) {
+func demoLogs(s mavsim.Scenario) (demoLogSet, error) {
 	var tl bytes.Buffer
 	var bins []*bytes.Buffer
 	tr, err := s.Write(&tl, func(boot int) io.Writer {

@@ -1,4 +1,4 @@
-package mavtest
+package mavsim
 
 import (
 	"cmp"
