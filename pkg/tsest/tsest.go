@@ -521,172 +521,234 @@ func (e *Estimator) restart(t stamp.Time) {
 }
 
 func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time, error) {
-	// The index of this sample: a repeated one is the only rejection.
-	hasIndex := indexed
-	step := int64(1)
-	if indexed && e.input.haveIndex {
-		d := (index - e.input.lastIndex) & e.idxMask
-		switch {
-		case d == 0:
-			e.st.DupIndexes++
-			return e.lastEst, fmt.Errorf("%w: %d", ErrDuplicateIndex, index)
-		case e.indexPlausible(t, d):
-			step = int64(d)
-		default:
-			// A counter reset or jump: this sample is placed by timing,
-			// and the counter followed from it.
-			e.st.IndexResets++
-			indexed = false
+	step := int64(1) // indexes since the previous sample
+	if indexed {
+		var err error
+		if step, indexed, err = e.takeIndex(t, index); err != nil {
+			return e.lastEst, err
 		}
 	}
 	e.st.TimeRaw = t
-	if hasIndex {
-		e.input.haveIndex = true
-		e.input.lastIndex = index
-	}
 	if e.fit.started && t < e.lastRecv {
-		e.st.Backward++
-		if e.loss.pending {
-			// Stamped before the suspect (the previous sample): the
-			// suspect was late, not the first after a loss.
-			e.loss.lateOnly++
-			e.flushPending(0)
-		}
-		if e.input.backRun > 0 && t >= e.input.backLast {
-			e.input.backRun++
-		} else {
-			e.input.backRun = 1
-		}
-		e.input.backLast = t
-		switch {
-		case e.input.backRun >= 3:
-			// Three consistent samples behind the old time base: the host
-			// clock stepped back. Start over from this one.
-			e.st.ClockSteps++
-			e.k += step
-			e.restart(t)
-			e.lastEst = stamp.Min
-			step = 0
-		case e.onLine(t, e.k+step):
-			// On the line: its stamp is right and the previous one was
-			// late. It is fitted like any other.
-		default:
-			// Early against the line (or no line to judge it by): its
-			// stamp is wrong. The fit's prediction stamps it.
+		var fitted bool
+		if step, fitted = e.behind(t, step); !fitted {
 			return e.predict(t, step), nil
 		}
 	}
 	e.input.backRun = 0
+	hold := e.locate(t, step, indexed)
+	e.tickAnnounced()
+	x, y, hold := e.addSample(t, hold)
+	est, corrected := e.estimate(t, x, y, hold)
+	return e.emit(t, est, corrected), nil
+}
 
-	// Stamps that stop advancing: a run of duplicates. When they advance
-	// again, a run that began with the fit (stamps that never advanced: an
-	// unstamped start) or lasted longer than a window's worth of periods
-	// (a stalled clock, not a burst) restarts the fit like a gap.
-	stalled, startOnly := false, false
-	if e.fit.started {
-		if t == e.lastRecv {
-			e.st.Duplicates++
-			if e.input.dupRun == 0 {
-				e.input.dupPeriod = e.fit.period // the run bends the fit: judge it by the period before
-			}
-			e.input.dupRun++
-		} else {
-			if e.input.dupRun > 0 {
-				startOnly = !e.input.advanced
-				stalled = startOnly || float64(e.input.dupRun)*e.input.dupPeriod > e.window
-				if stalled && e.input.dupPeriod > 0 {
-					// The restart keeps the period from before the stall.
-					e.fit.period, e.fit.smooth = e.input.dupPeriod, e.input.dupPeriod
-				}
-			}
-			e.input.dupRun, e.input.advanced = 0, true
+// takeIndex returns the step from the previous sample's index to index,
+// the sample's own (UpdateIndex), and whether that index places the
+// sample: after a counter reset or an implausible jump it is placed by
+// timing, and the counter followed from it. A repeated index is the only
+// sample rejected.
+func (e *Estimator) takeIndex(t stamp.Time, index uint64) (step int64, indexed bool, err error) {
+	step, indexed = 1, true
+	if e.input.haveIndex {
+		d := (index - e.input.lastIndex) & e.idxMask
+		switch {
+		case d == 0:
+			e.st.DupIndexes++
+			return 0, false, fmt.Errorf("%w: %d", ErrDuplicateIndex, index)
+		case e.indexPlausible(t, d):
+			step = int64(d)
+		default:
+			// A counter reset or jump.
+			e.st.IndexResets++
+			indexed = false
 		}
 	}
-	hold := false
+	e.input.haveIndex, e.input.lastIndex = true, index
+	return step, indexed, nil
+}
 
-	if e.loss.refit && e.fit.started && !stalled && t.Sub(e.lastRecv) <= e.cfg.Window {
-		// The losses this fit inferred are not to be trusted, nor the
-		// period they gave: fit again from this sample, settling the
-		// first samples' losses from their intervals (estimates still
-		// never go back).
-		e.loss.refit = false
-		e.fit.period, e.fit.smooth, e.fit.prior = 0, 0, float64(e.cfg.Period)
+// behind takes a sample received before the previous one (t, step indexes
+// later) and reports whether it joins the fit, with the step to place it
+// by: a sample on the line (its stamp is right, the previous one was
+// late), or the third in a row behind the old time base (the host clock
+// stepped back: the fit restarts at it, with step 0). Otherwise, early
+// against the line or with no line to judge it by, its stamp is wrong and
+// the caller stamps it with the fit's prediction.
+func (e *Estimator) behind(t stamp.Time, step int64) (int64, bool) {
+	e.st.Backward++
+	if e.loss.pending {
+		// Stamped before the suspect (the previous sample): the
+		// suspect was late, not the first after a loss.
+		e.loss.lateOnly++
 		e.flushPending(0)
-		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.loss.taint)
-		e.loss.taint = 0
-		e.ref.haveLat = false // references were placed by the bad fit
+	}
+	if e.input.backRun > 0 && t >= e.input.backLast {
+		e.input.backRun++
+	} else {
+		e.input.backRun = 1
+	}
+	e.input.backLast = t
+	switch {
+	case e.input.backRun >= 3:
+		e.st.ClockSteps++
 		e.k += step
 		e.restart(t)
-	} else if !e.fit.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
+		e.lastEst = stamp.Min
+		return 0, true
+	case e.onLine(t, e.k+step):
+		return step, true
+	}
+	return step, false
+}
+
+// locate sets the index of the sample received at t (e.k), step indexes
+// after the previous one unless losses the previous ones did not show
+// place it later. After a gap, a stalled stamp or a raised ambiguity
+// (loss.refit) the fit restarts at the sample; otherwise the warm-up, the
+// indexes or the losses inferred from its lateness place it. It returns
+// whether the sample is held out of the hulls as a suspect.
+func (e *Estimator) locate(t stamp.Time, step int64, indexed bool) (hold bool) {
+	stalled, startOnly := e.noteRepeat(t)
+	switch {
+	case e.loss.refit && e.fit.started && !stalled && t.Sub(e.lastRecv) <= e.cfg.Window:
+		e.refitAt(t, step)
+	case !e.fit.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window:
 		if e.fit.started && !startOnly {
 			e.st.Gaps++
 		}
 		e.k += step
 		e.restart(t)
 		e.lastEst = stamp.Min
-	} else {
-		switch {
-		case !indexed && e.warmup.on && e.warmup.n < warmup-1 && t.Sub(e.fit.youngFrom) < e.cfg.Window:
-			// (A window of fewer samples than the warm-up ends it when
-			// its hulls switch: below.)
-			e.warmup.t[e.warmup.n] = t
-			e.warmup.n++
-			if n := e.loss.announced; n > 0 {
-				// Announced: trusted, and the intervals no longer tell.
-				e.loss.announced, e.st.ExpectedLosses = 0, 0
-				e.st.LostSamplesTotal += uint64(n)
-				step += n
-				e.warmup.off = true
-			}
-		case !indexed:
-			if e.warmup.on {
-				e.warmup.t[e.warmup.n] = t
-				e.warmup.n++
-				e.settleWarmup()
-				e.seedHeights()
-			}
-			var lost int64
-			lost, hold = e.inferLoss(t)
-			step += lost
-		default:
-			e.warmup.on = false // the indexes place the samples
-			e.flushPending(0)
-			if step > 1 {
-				e.st.LostSamplesTotal += uint64(step - 1)
-			}
-		}
+	default:
+		step, hold = e.next(t, step, indexed)
 		e.k += step
 	}
-	e.tickAnnounced()
+	return hold
+}
 
-	// Fit.
-	x := float64(e.k - e.fit.baseK)
-	y := float64(t.Sub(e.fit.baseT)) // saturated: only a window as long as the stamps could overflow
+// noteRepeat follows stamps that stop advancing: a run of duplicates.
+// When they advance again, a run that began with the fit (stamps that
+// never advanced: an unstamped start; startOnly) or lasted longer than a
+// window's worth of periods (a stalled clock, not a burst) is stalled: it
+// restarts the fit like a gap.
+func (e *Estimator) noteRepeat(t stamp.Time) (stalled, startOnly bool) {
+	if !e.fit.started {
+		return false, false
+	}
+	in := &e.input
+	if t == e.lastRecv {
+		e.st.Duplicates++
+		if in.dupRun == 0 {
+			in.dupPeriod = e.fit.period // the run bends the fit: judge it by the period before
+		}
+		in.dupRun++
+		return false, false
+	}
+	if in.dupRun > 0 {
+		startOnly = !in.advanced
+		stalled = startOnly || float64(in.dupRun)*in.dupPeriod > e.window
+		if stalled && in.dupPeriod > 0 {
+			// The restart keeps the period from before the stall.
+			e.fit.period, e.fit.smooth = in.dupPeriod, in.dupPeriod
+		}
+	}
+	in.dupRun, in.advanced = 0, true
+	return stalled, startOnly
+}
+
+// refitAt restarts the fit at the sample received at t, without the
+// losses it inferred (an ambiguity was raised on it) nor the period they
+// gave: the first samples' losses are settled again from their intervals
+// (estimates still never go back).
+func (e *Estimator) refitAt(t stamp.Time, step int64) {
+	e.loss.refit = false
+	e.fit.period, e.fit.smooth, e.fit.prior = 0, 0, float64(e.cfg.Period)
+	e.flushPending(0)
+	e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.loss.taint)
+	e.loss.taint = 0
+	e.ref.haveLat = false // references were placed by the bad fit
+	e.k += step
+	e.restart(t)
+}
+
+// next returns the steps from the previous sample's index to this one's
+// within a running fit, and whether the sample is held as a suspect: the
+// warm-up keeps the first samples (announced losses trusted) and settles
+// their losses when it ends; indexes give the losses exactly; otherwise
+// they are inferred from the sample's lateness.
+func (e *Estimator) next(t stamp.Time, step int64, indexed bool) (int64, bool) {
+	w := &e.warmup
+	switch {
+	case !indexed && w.on && w.n < warmup-1 && t.Sub(e.fit.youngFrom) < e.cfg.Window:
+		// (A window of fewer samples than the warm-up ends it when
+		// its hulls switch: addSample.)
+		w.t[w.n] = t
+		w.n++
+		if e.loss.announced > 0 {
+			// Announced: trusted, and the intervals no longer tell.
+			step += e.trustAnnounced()
+			w.off = true
+		}
+		return step, false
+	case !indexed:
+		if w.on {
+			w.t[w.n] = t
+			w.n++
+			e.settleWarmup()
+			e.seedHeights()
+		}
+		lost, hold := e.inferLoss(t)
+		return step + lost, hold
+	}
+	w.on = false // the indexes place the samples
+	e.flushPending(0)
+	if step > 1 {
+		e.st.LostSamplesTotal += uint64(step - 1)
+	}
+	return step, false
+}
+
+// addSample puts the sample received at t, at index e.k, into the fit,
+// unless hold (a suspect: held out of the hulls until the next sample
+// decides it) — or unless the change test finds that the line no longer
+// fits the stream and restarts the fit at it. It switches the hulls when
+// due and refits the line. It returns the sample's coordinates in the fit
+// and whether it is held.
+func (e *Estimator) addSample(t stamp.Time, hold bool) (x, y float64, held bool) {
+	f := &e.fit
+	x = float64(e.k - f.baseK)
+	y = float64(t.Sub(f.baseT)) // saturated: only a window as long as the stamps could overflow
 	if e.checkChange(t, x, y, hold) {
 		x, y, hold = 0, 0, false
 	}
 	if hold {
 		e.loss.pendT = t
 	} else {
-		e.fit.hulls.Push(x, y)
-		e.fit.long.Push(x, y)
+		f.hulls.Push(x, y)
+		f.long.Push(x, y)
 	}
-	if float64(t.Sub(e.fit.longFrom)) >= longWindows*e.window || e.fit.long.Young().Count() >= MaxWindowSamples {
-		e.fit.long.Switch()
-		e.fit.longFrom = t
+	if float64(t.Sub(f.longFrom)) >= longWindows*e.window || f.long.Young().Count() >= MaxWindowSamples {
+		f.long.Switch()
+		f.longFrom = t
 	}
-	if young := e.fit.hulls.Young(); t.Sub(e.fit.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
+	if young := f.hulls.Young(); t.Sub(f.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
 		e.switchHulls(t)
-		x = float64(e.k - e.fit.baseK)
-		y = float64(t.Sub(e.fit.baseT))
+		x = float64(e.k - f.baseK)
+		y = float64(t.Sub(f.baseT))
 	}
 	e.fitLine(t)
 	if e.ref.pendingN > 0 && e.placing() {
 		e.placePending()
 	}
-	est, corrected := e.estimate(t, x, y, hold)
-	// Never acquired after it was received (with references, MinLatency
-	// no longer bounds the latency).
+	return x, y, hold
+}
+
+// emit returns the estimate est of the sample received at t, bounded:
+// never acquired after it was received (with references, MinLatency no
+// longer bounds the latency), never before the previous estimate; and
+// records it (corrected: the model's, not the fallback).
+func (e *Estimator) emit(t, est stamp.Time, corrected bool) stamp.Time {
 	if lim := t.Add(-e.cfg.MinLatency); !e.ref.have && est > lim {
 		est = lim
 	} else if est > t {
@@ -703,7 +765,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	e.st.Samples++
 	e.st.Stamp = est
 	e.st.LastCorrection = t.Sub(est)
-	return est, nil
+	return est
 }
 
 // estimate returns the estimate of the sample received at t, at (x, y) in
@@ -942,42 +1004,16 @@ func (e *Estimator) indexPlausible(t stamp.Time, d uint64) bool {
 func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 	if !e.fit.haveLine || e.fit.period <= 0 {
 		e.flushPending(0)
-		// No period to check announced losses against: trust them.
-		n := e.loss.announced
-		e.loss.announced, e.st.ExpectedLosses = 0, 0
-		e.st.LostSamplesTotal += uint64(n)
-		return n, false
+		return e.trustAnnounced(), false // no period to check them against
 	}
 	if e.loss.pending {
-		late := e.lateness(t, e.k+1)
-		switch {
-		case e.loss.ambiguous:
-			// Raised since: a late sample cannot be told from a lost one.
-			e.loss.lateOnly++
-			e.flushPending(0)
-		case float64(t.Sub(e.loss.pendT)) < 0.5*e.fit.period:
-			// Close behind the suspect: they came in a burst, so the
-			// suspect was late, not the first after a loss.
-			e.loss.bursts++
-			e.flushPending(0)
-		case e.loss.pendGuess > 0 && late >= 0, e.loss.pendGuess == 0 && late >= e.loss.pendLost:
-			// As late as the suspect (or on time after a guessed loss): a
-			// loss shifts every later sample alike.
-			e.flushPending(e.loss.pendLost)
-		default:
-			// Less late than the suspect: a queue draining after a delay.
-			e.loss.lateOnly++
-			e.flushPending(0)
-		}
+		e.settlePending(t)
 	}
 	if e.loss.announced > 0 && !e.fit.mature {
 		// A young fit's period is too uncertain to check announced
 		// losses against (two samples across a run of losses make one
 		// long period): trust them.
-		n := e.loss.announced
-		e.loss.announced, e.st.ExpectedLosses = 0, 0
-		e.st.LostSamplesTotal += uint64(n)
-		return n, false
+		return e.trustAnnounced(), false
 	}
 	late := e.lateness(t, e.k+1)
 	if late <= -1 && e.loss.inferred > 0 && e.fit.mature {
@@ -997,17 +1033,16 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 			late = int64(math.Round(gap/e.fit.period)) - 1
 		}
 	}
-	if late < 1 {
+	switch {
+	case late < 1:
 		return 0, false
-	}
-	if e.loss.announced > 0 {
+	case e.loss.announced > 0:
 		n := min(late, e.loss.announced)
 		e.loss.announced -= n
 		e.st.ExpectedLosses = uint64(e.loss.announced)
 		e.st.LostSamplesTotal += uint64(n)
 		return n, false
-	}
-	if e.cfg.NeverInferLoss || e.warmup.on || e.loss.ambiguous {
+	case e.cfg.NeverInferLoss || e.warmup.on || e.loss.ambiguous:
 		// Without a known period, a young fit's slope is too uncertain
 		// to tell a loss from jitter: inferring one would lock the
 		// estimator on a fraction of the true period (3 samples taken
@@ -1015,12 +1050,54 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		// samples.
 		return 0, false
 	}
-	// A suspect. Guess a loss at once where the stream's suspects have
-	// mostly been losses rather than bursts, late samples or mistakes.
-	guess := int64(0)
-	if e.cfg.LossThreshold <= 1 || (e.loss.losses >= 2 && e.loss.losses > 2*(e.loss.bursts+e.loss.lateOnly+e.st.Recounts)) {
+	return e.suspect(late), true
+}
+
+// trustAnnounced takes every announced loss as a loss and returns their
+// number.
+func (e *Estimator) trustAnnounced() int64 {
+	n := e.loss.announced
+	e.loss.announced, e.st.ExpectedLosses = 0, 0
+	e.st.LostSamplesTotal += uint64(n)
+	return n
+}
+
+// settlePending decides, from the sample received at t, whether the held
+// suspect followed losses or was late, and pushes it into the fit.
+func (e *Estimator) settlePending(t stamp.Time) {
+	l := &e.loss
+	late := e.lateness(t, e.k+1)
+	switch {
+	case l.ambiguous:
+		// Raised since: a late sample cannot be told from a lost one.
+		l.lateOnly++
+		e.flushPending(0)
+	case float64(t.Sub(l.pendT)) < 0.5*e.fit.period:
+		// Close behind the suspect: they came in a burst, so the
+		// suspect was late, not the first after a loss.
+		l.bursts++
+		e.flushPending(0)
+	case l.pendGuess > 0 && late >= 0, l.pendGuess == 0 && late >= l.pendLost:
+		// As late as the suspect (or on time after a guessed loss): a
+		// loss shifts every later sample alike.
+		e.flushPending(l.pendLost)
+	default:
+		// Less late than the suspect: a queue draining after a delay.
+		l.lateOnly++
+		e.flushPending(0)
+	}
+}
+
+// suspect holds a sample late by late periods as a suspect and returns the
+// losses guessed at once: all of them where the stream's suspects have
+// mostly been losses rather than bursts, late samples or mistakes; all
+// but one where the stream has never delayed a sample by a period; else
+// none, until the next sample decides.
+func (e *Estimator) suspect(late int64) (guess int64) {
+	l := &e.loss
+	if e.cfg.LossThreshold <= 1 || (l.losses >= 2 && l.losses > 2*(l.bursts+l.lateOnly+e.st.Recounts)) {
 		guess = late
-	} else if e.loss.bursts+e.loss.lateOnly+e.st.Recounts == 0 && late > 1 && float64(late)*e.fit.period <= e.window/4 {
+	} else if l.bursts+l.lateOnly+e.st.Recounts == 0 && late > 1 && float64(late)*e.fit.period <= e.window/4 {
 		// The stream has never delayed a sample by a period or more:
 		// only one period of this can be delay, the rest must be loss.
 		// A run of m lost samples then costs at most one period on the
@@ -1030,15 +1107,15 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		// quarter window.
 		guess = late - 1
 	}
-	e.loss.pending, e.loss.pendFrom, e.loss.pendLost, e.loss.pendGuess = true, e.k, late, guess
-	e.loss.pendSure = guess > 0 && guess == late
+	l.pending, l.pendFrom, l.pendLost, l.pendGuess = true, e.k, late, guess
+	l.pendSure = guess > 0 && guess == late
 	if guess > 0 {
-		e.loss.inferred++
-		e.loss.losses++
+		l.inferred++
+		l.losses++
 		e.st.LostSamplesTotal += uint64(guess)
-		e.loss.taint += uint64(guess)
+		l.taint += uint64(guess)
 	}
-	return guess, true
+	return guess
 }
 
 // lateness returns how many whole periods after the line's prediction for
@@ -1081,41 +1158,55 @@ func (e *Estimator) flushPending(lost int64) {
 // settleWarmup ends the warm-up: the samples' intervals, against their
 // mean (the period, once the losses are taken out), show the losses no
 // line could yet (an interval of 1.5 periods or more, not made up by the
-// next one); if there were any, the hulls are rebuilt with the samples at
+// next one); the fit keeps those that bring the samples closer to their
+// envelope, and if there are any, the hulls are rebuilt with the samples at
 // their indexes.
 func (e *Estimator) settleWarmup() {
-	e.warmup.on = false
-	for i := range e.warmup.x {
-		e.warmup.x[i] = int64(i)
+	w := &e.warmup
+	w.on = false
+	for i := range w.x {
+		w.x[i] = int64(i)
 	}
-	if e.fit.baseT != e.warmup.t[0] || e.cfg.NeverInferLoss || e.warmup.off {
+	if e.fit.baseT != w.t[0] || e.cfg.NeverInferLoss || w.off {
 		return // the hulls switched during the warm-up: a very short window
 	}
-	n := e.warmup.n // the warm-up's samples, the newest (this update's) last
-	if n < 4 {
+	lost, extra := w.intervalLosses()
+	if extra == 0 {
 		return
+	}
+	if lost, extra = w.keepLosses(e.fit.baseT, lost, extra); extra == 0 {
+		return
+	}
+	e.refitWarmup(lost, extra)
+}
+
+// intervalLosses returns the losses the warm-up's intervals show before
+// each sample (lost[i] before sample i+1), and their sum; none where the
+// intervals are not clear enough (bursts, or a jitter near the period).
+func (w *warmupState) intervalLosses() (lost [warmup - 1]int64, extra int64) {
+	n := w.n // the warm-up's samples, the newest (this update's) last
+	if n < 4 {
+		return lost, 0
 	}
 	var da [warmup - 1]int64
 	d := da[:n-1]
 	for i := range d {
-		d[i] = int64(e.warmup.t[i+1].Sub(e.warmup.t[i]))
+		d[i] = int64(w.t[i+1].Sub(w.t[i]))
 	}
 	// The period: the mean interval, then the mean with the losses found
 	// (bounded jitter cannot move it, unlike a median of intervals that
 	// alternate long and short).
-	span := float64(e.warmup.t[n-1].Sub(e.warmup.t[0]))
+	span := float64(w.t[n-1].Sub(w.t[0]))
 	m := span / float64(len(d))
 	if m <= 0 {
-		return
+		return lost, 0
 	}
-	var lost [warmup - 1]int64
-	extra := int64(0)
 	for range 4 {
 		extra = 0
 		for i, v := range d {
 			lost[i] = 0
 			if v <= 0 || float64(v) < 0.4*m {
-				return // bursts (or a jitter near the period): not clear enough
+				return lost, 0 // bursts (or a jitter near the period): not clear enough
 			}
 			// lost[i] samples were lost before sample i+1. A long interval
 			// followed by a short one is a delayed sample, not a loss: the
@@ -1137,29 +1228,32 @@ func (e *Estimator) settleWarmup() {
 		}
 		m = span / float64(int64(len(d))+extra)
 	}
-	if extra == 0 {
-		return
-	}
-	// The intervals only hint at the losses: with a jitter over half a
-	// period a no-loss interval can pass for a loss (P + J ≥ 1.5 P) and
-	// one loss every few samples fits a shorter period. The losses are
-	// judged by the fit itself: the right indexes put the samples closest
-	// above their lower envelope (the least mean height, the criterion the
-	// line is fitted by), so each loss the intervals show is kept only if
-	// taking it out leaves the samples higher above their envelope.
+	return lost, extra
+}
+
+// keepLosses judges the losses the intervals show (lost, extra in all)
+// by the fit itself, and returns those kept and their sum. The intervals
+// only hint at the losses: with a jitter over half a period a no-loss
+// interval can pass for a loss (P + J ≥ 1.5 P) and one loss every few
+// samples fits a shorter period. The right indexes put the samples
+// closest above their lower envelope (the least mean height, the
+// criterion the line is fitted by), so each loss is kept only if taking
+// it out leaves the samples higher above their envelope. base is the
+// fit's y origin.
+func (w *warmupState) keepLosses(base stamp.Time, lost [warmup - 1]int64, extra int64) ([warmup - 1]int64, int64) {
 	var xs, ys [warmup]float64
-	for i := range e.warmup.n {
-		ys[i] = float64(e.warmup.t[i].Sub(e.fit.baseT))
+	for i := range w.n {
+		ys[i] = float64(w.t[i].Sub(base))
 	}
 	place := func() (float64, float64, float64) {
 		x := 0.0
-		for i := range e.warmup.n - 1 {
+		for i := range w.n - 1 {
 			if i > 0 {
 				x += float64(1 + lost[i-1])
 			}
 			xs[i] = x
 		}
-		return envelopeHeight(xs[:e.warmup.n-1], ys[:e.warmup.n-1])
+		return envelopeHeight(xs[:w.n-1], ys[:w.n-1])
 	}
 	h, top, slope := place()
 	all := lost
@@ -1168,7 +1262,7 @@ func (e *Estimator) settleWarmup() {
 		// None of them: the samples sit closer without, or even with them
 		// they lie above the envelope by half a period (the intervals
 		// cannot tell a loss from a delay then).
-		return
+		return lost, 0
 	}
 	lost = all
 	for i := range lost {
@@ -1183,24 +1277,30 @@ func (e *Estimator) settleWarmup() {
 			lost[i] = n
 		}
 	}
-	if extra == 0 {
-		return
-	}
-	e.fit.hulls.Clear()
-	e.fit.long.Clear()
+	return lost, extra
+}
+
+// refitWarmup rebuilds the fit with the warm-up's samples (all but the
+// newest) at their indexes after the losses (lost[i] before sample i+1,
+// extra in all), counts them, and refits the line the newest sample is
+// judged against.
+func (e *Estimator) refitWarmup(lost [warmup - 1]int64, extra int64) {
+	f, w := &e.fit, &e.warmup
+	f.hulls.Clear()
+	f.long.Clear()
 	e.ref.hulls.Clear() // their indexes moved too
 	e.ref.anchorOK = false
 	x := int64(0)
-	for i := range e.warmup.n - 1 {
+	for i := range w.n - 1 {
 		if i > 0 {
 			x += 1 + lost[i-1]
 		}
-		e.fit.hulls.Push(float64(x), float64(e.warmup.t[i].Sub(e.fit.baseT)))
-		e.fit.long.Push(float64(x), float64(e.warmup.t[i].Sub(e.fit.baseT)))
-		e.warmup.x[i] = x
+		f.hulls.Push(float64(x), float64(w.t[i].Sub(f.baseT)))
+		f.long.Push(float64(x), float64(w.t[i].Sub(f.baseT)))
+		w.x[i] = x
 	}
-	e.fit.longSlope = 0
-	e.k = e.fit.baseK + x
+	f.longSlope = 0
+	e.k = f.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
 	// The stream has shown that it loses samples: its next suspects are
 	// not taken for delays without a second look (suspectPlaced).
@@ -1210,8 +1310,8 @@ func (e *Estimator) settleWarmup() {
 		}
 	}
 	e.loss.taint += uint64(extra)
-	e.fit.smooth, e.fit.fits = 0, 0
-	e.fitLine(e.warmup.t[e.warmup.n-2]) // the line the newest sample is judged against
+	f.smooth, f.fits = 0, 0
+	e.fitLine(w.t[w.n-2]) // the line the newest sample is judged against
 }
 
 // seedHeights gives a fit that ends its warm-up the heights of the
