@@ -279,7 +279,7 @@ func analyze(e *env, b *bag.Bag, cfg report.Config, topics map[string]bool, prog
 				h, _, err = stamp.Header(m.Data)
 				has, bad = err == nil, err != nil
 			}
-			a.Add(id, m.LogTime, h, has, bad, len(m.Data))
+			a.Add(report.Message{Topic: id, LogTime: m.LogTime, Header: h, HasHeader: has, Malformed: bad, Size: len(m.Data)})
 		}
 	}
 	notes.sk = r.Skipped()
