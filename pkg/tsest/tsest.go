@@ -536,7 +536,19 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		}
 	}
 	e.input.backRun = 0
-	hold := e.locate(t, step, indexed)
+	// The sample's index: after a raised ambiguity (loss.refit), a gap or
+	// a stalled stamp the fit restarts at it; otherwise it follows the
+	// previous one by step, or by more where losses place it later.
+	hold := false
+	switch stalled, startOnly := e.noteRepeat(t); {
+	case e.loss.refit && e.fit.started && !stalled && t.Sub(e.lastRecv) <= e.cfg.Window:
+		e.refitAt(t, step)
+	case !e.fit.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window:
+		e.startOver(t, step, startOnly)
+	default:
+		step, hold = e.next(t, step, indexed)
+		e.k += step
+	}
 	e.tickAnnounced()
 	x, y, hold := e.addSample(t, hold)
 	est, corrected := e.estimate(t, x, y, hold)
@@ -602,29 +614,16 @@ func (e *Estimator) behind(t stamp.Time, step int64) (int64, bool) {
 	return step, false
 }
 
-// locate sets the index of the sample received at t (e.k), step indexes
-// after the previous one unless losses the previous ones did not show
-// place it later. After a gap, a stalled stamp or a raised ambiguity
-// (loss.refit) the fit restarts at the sample; otherwise the warm-up, the
-// indexes or the losses inferred from its lateness place it. It returns
-// whether the sample is held out of the hulls as a suspect.
-func (e *Estimator) locate(t stamp.Time, step int64, indexed bool) (hold bool) {
-	stalled, startOnly := e.noteRepeat(t)
-	switch {
-	case e.loss.refit && e.fit.started && !stalled && t.Sub(e.lastRecv) <= e.cfg.Window:
-		e.refitAt(t, step)
-	case !e.fit.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window:
-		if e.fit.started && !startOnly {
-			e.st.Gaps++
-		}
-		e.k += step
-		e.restart(t)
-		e.lastEst = stamp.Min
-	default:
-		step, hold = e.next(t, step, indexed)
-		e.k += step
+// startOver restarts the fit at the sample received at t, step indexes
+// after the previous one: the first sample, or one after a gap (counted,
+// unless startOnly: stamps that never advanced) or a stalled stamp.
+func (e *Estimator) startOver(t stamp.Time, step int64, startOnly bool) {
+	if e.fit.started && !startOnly {
+		e.st.Gaps++
 	}
-	return hold
+	e.k += step
+	e.restart(t)
+	e.lastEst = stamp.Min
 }
 
 // noteRepeat follows stamps that stop advancing: a run of duplicates.
@@ -633,25 +632,35 @@ func (e *Estimator) locate(t stamp.Time, step int64, indexed bool) (hold bool) {
 // window's worth of periods (a stalled clock, not a burst) is stalled: it
 // restarts the fit like a gap.
 func (e *Estimator) noteRepeat(t stamp.Time) (stalled, startOnly bool) {
-	if !e.fit.started {
-		return false, false
+	switch {
+	case !e.fit.started:
+	case t == e.lastRecv:
+		e.noteDuplicate()
+	case e.input.dupRun > 0:
+		return e.endRepeat()
+	default:
+		e.input.advanced = true
 	}
+	return false, false
+}
+
+// noteDuplicate counts a stamp equal to the previous one.
+func (e *Estimator) noteDuplicate() {
+	e.st.Duplicates++
+	if e.input.dupRun == 0 {
+		e.input.dupPeriod = e.fit.period // the run bends the fit: judge it by the period before
+	}
+	e.input.dupRun++
+}
+
+// endRepeat ends a run of duplicates (see noteRepeat).
+func (e *Estimator) endRepeat() (stalled, startOnly bool) {
 	in := &e.input
-	if t == e.lastRecv {
-		e.st.Duplicates++
-		if in.dupRun == 0 {
-			in.dupPeriod = e.fit.period // the run bends the fit: judge it by the period before
-		}
-		in.dupRun++
-		return false, false
-	}
-	if in.dupRun > 0 {
-		startOnly = !in.advanced
-		stalled = startOnly || float64(in.dupRun)*in.dupPeriod > e.window
-		if stalled && in.dupPeriod > 0 {
-			// The restart keeps the period from before the stall.
-			e.fit.period, e.fit.smooth = in.dupPeriod, in.dupPeriod
-		}
+	startOnly = !in.advanced
+	stalled = startOnly || float64(in.dupRun)*in.dupPeriod > e.window
+	if stalled && in.dupPeriod > 0 {
+		// The restart keeps the period from before the stall.
+		e.fit.period, e.fit.smooth = in.dupPeriod, in.dupPeriod
 	}
 	in.dupRun, in.advanced = 0, true
 	return stalled, startOnly
