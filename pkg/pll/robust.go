@@ -361,7 +361,15 @@ func (p *PLL) refit() {
 			b.line = hull.Line{M: m, X0: float64(b.sx) / n, Y0: float64(b.sy) / n}
 		}
 	case b.usesHull():
-		b.line = envelopeFit(b.env.Answering(), p.nominal, p.minSlope, p.maxSlo)
+		// The line under all points of the window that minimizes the sum
+		// of vertical distances (Zhang, Liu & Xia), its slope held within
+		// the skew bounds (hull.Lower.Fit).
+		h := b.env.Answering()
+		if h.Vertices() < 2 {
+			b.line = envelopeStart(h, p.nominal)
+			break
+		}
+		b.line, _ = h.Fit(p.minSlope, p.maxSlo)
 	default:
 		b.line = hull.Line{M: p.nominal, X0: 0, Y0: b.omin.min()}
 	}
@@ -523,20 +531,14 @@ func (e *ewls) add(x, y, lambda float64) {
 	e.cxy = lambda*e.cxy + f*dx*dy
 }
 
-// envelopeFit returns the Envelope line of h: the line under all its
-// points that minimizes the sum of vertical distances (Zhang, Liu & Xia),
-// its slope held within [lo, hi] (see hull.Lower.Fit); with one point, the
-// line through it at the nominal slope; with none, the nominal slope
-// through the base.
-func envelopeFit(h *hull.Lower, nominal, lo, hi float64) hull.Line {
-	switch h.Vertices() {
-	case 0:
+// envelopeStart returns the Envelope line of a hull of one point or none,
+// too few for a slope: the line through the point, or through the base,
+// at the nominal slope.
+func envelopeStart(h *hull.Lower, nominal float64) hull.Line {
+	if h.Vertices() == 0 {
 		return hull.Line{M: nominal}
-	case 1:
-		return h.Support(nominal)
 	}
-	l, _ := h.Fit(lo, hi)
-	return l
+	return h.Support(nominal)
 }
 
 // minDeque is the minimum of v over the last n pushes (monotone deque in a
