@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 
-	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/internal/testutil/cdrtest"
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
 	rcl "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	rclsrv "github.com/timealign/timealign/msgs/rcl_interfaces/srv"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/internal/testutil/cdrtest"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 

@@ -33,7 +33,7 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
-	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/internal/testutil/cdrtest"
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/pkg/sim"

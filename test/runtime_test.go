@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/internal/testutil/cdrtest"
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
 	rclmsg "github.com/timealign/timealign/msgs/rcl_interfaces/msg"
 	srv "github.com/timealign/timealign/msgs/rcl_interfaces/srv"

@@ -126,3 +126,79 @@ func BenchmarkPushFit(b *testing.B) {
 		}
 	}
 }
+
+// TestFitMatchesFresh: a hull that lives through pushes, fits, supports,
+// shifts and clears (so its hints and its cached edge carry over) answers
+// exactly what a hull built afresh from the same points answers.
+func TestFitMatchesFresh(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var h Lower
+		var pts [][2]float64
+		x := 0.0
+		for range rapid.IntRange(1, 300).Draw(t, "ops") {
+			switch rapid.IntRange(0, 9).Draw(t, "op") {
+			case 0:
+				dx, dy := float64(rapid.IntRange(-5, 5).Draw(t, "sdx")), float64(rapid.IntRange(-50, 50).Draw(t, "sdy"))
+				h.Shift(dx, dy)
+				x -= dx
+				for i := range pts {
+					pts[i][0] -= dx
+					pts[i][1] -= dy
+				}
+			case 1:
+				if rapid.IntRange(0, 9).Draw(t, "clear") == 0 {
+					h.Clear()
+					pts = nil
+				}
+			case 2, 3:
+				var fresh Lower
+				for _, p := range pts {
+					fresh.Push(p[0], p[1])
+				}
+				lo := float64(rapid.IntRange(-20, 20).Draw(t, "lo"))
+				hi := lo + float64(rapid.IntRange(0, 20).Draw(t, "w"))
+				l, ok := h.Fit(lo, hi)
+				fl, fok := fresh.Fit(lo, hi)
+				if l != fl || ok != fok {
+					t.Fatalf("Fit(%v, %v) = %v %v, afresh %v %v", lo, hi, l, ok, fl, fok)
+				}
+				if len(pts) > 0 {
+					m := float64(rapid.IntRange(-20, 20).Draw(t, "m"))
+					if s, fs := h.Support(m), fresh.Support(m); s != fs {
+						t.Fatalf("Support(%v) = %v, afresh %v", m, s, fs)
+					}
+				}
+				if h.Vertices() != fresh.Vertices() || h.Last() != fresh.Last() || h.Span() != fresh.Span() || h.Count() != fresh.Count() {
+					t.Fatalf("vertices %d/%d last %v/%v span %v/%v", h.Vertices(), fresh.Vertices(), h.Last(), fresh.Last(), h.Span(), fresh.Span())
+				}
+			default:
+				x += float64(rapid.IntRange(0, 3).Draw(t, "dx")) // equal x too
+				y := float64(rapid.IntRange(-100, 100).Draw(t, "y")) + 7*x
+				h.Push(x, y)
+				pts = append(pts, [2]float64{x, y})
+			}
+		}
+	})
+}
+
+// TestGrow: after Grow(n), n pushes do not allocate; a hull grows past
+// what it reserved; Last is 0 for an empty hull.
+func TestGrow(t *testing.T) {
+	var s Switching
+	s.Grow(1000)
+	i := 0
+	allocs := testing.AllocsPerRun(900, func() {
+		s.Push(float64(i), float64(i%7)) // every point a vertex now and then
+		i++
+	})
+	require.Zero(t, allocs)
+	var h Lower
+	require.Zero(t, h.Last())
+	for j := range 5000 {
+		h.Push(float64(j), float64(j*j)) // convex: every point a vertex
+	}
+	require.Equal(t, 5000, h.Vertices())
+	require.Equal(t, 4999.0, h.Last())
+	h.Clear()
+	require.Zero(t, h.Last())
+}

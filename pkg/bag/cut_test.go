@@ -17,7 +17,7 @@ import (
 	"github.com/foxglove/mcap/go/mcap"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/internal/testutil/cdrtest"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/timealign/timealign/internal/fuzzcheck"
+	"github.com/timealign/timealign/internal/testutil/fuzzcheck"
 )
 
 // FuzzMCAP: any bytes as an MCAP file give messages or an error naming

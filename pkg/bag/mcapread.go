@@ -190,83 +190,105 @@ func (f *mcapFile) next(rec *rawRecord) error {
 		if cap(data) > cap(f.buf) {
 			f.buf = data[:0]
 		}
-		switch tok {
-		case mcap.TokenMessage:
-			if len(data) < 22 {
-				return f.errAt(f.msgStart, fmt.Errorf("%w: message record of %d bytes", ErrFormat, len(data)))
-			}
-			rec.kind = KindMessage
-			rec.channel = binary.LittleEndian.Uint16(data)
-			rec.msg.Sequence = binary.LittleEndian.Uint32(data[2:])
-			lt, pt := binary.LittleEndian.Uint64(data[6:]), binary.LittleEndian.Uint64(data[14:])
-			if lt > math.MaxInt64 || pt > math.MaxInt64 {
-				return f.errAt(f.msgStart, fmt.Errorf("%w: message log time %d beyond year 2262", ErrFormat, lt))
-			}
-			rec.msg.LogTime, rec.msg.PublishTime = stamp.Time(lt), stamp.Time(pt)
-			rec.msg.Data = data[22:]
-			if _, ok := f.chans[rec.channel]; !ok {
-				f.unknownChannel++
-				continue
-			}
-			if f.salv != nil {
-				f.cut.Recovered++
-				f.cut.Last = rec.msg.LogTime
-			}
-			return nil
-		case mcap.TokenSchema:
-			s, err := mcap.ParseSchema(data)
-			if err != nil {
-				return f.errAt(f.msgStart, fmt.Errorf("%w: schema record: %v", ErrFormat, err))
-			}
-			if _, dup := f.schemas[s.ID]; dup && f.inSummary {
-				continue
-			}
-			f.schemas[s.ID] = &Schema{Name: s.Name, Encoding: s.Encoding, Data: bytes.Clone(s.Data)}
-		case mcap.TokenChannel:
-			c, err := mcap.ParseChannel(data)
-			if err != nil {
-				return f.errAt(f.msgStart, fmt.Errorf("%w: channel record: %v", ErrFormat, err))
-			}
-			if _, dup := f.chans[c.ID]; dup {
-				continue // repeated in the summary, or in a later chunk
-			}
-			t := &Topic{Name: c.Topic, SerializationFormat: c.MessageEncoding, Metadata: c.Metadata}
-			if s := f.schemas[c.SchemaID]; s != nil {
-				t.Schema, t.Type = s, s.Name
-			} else if c.SchemaID != 0 {
-				return f.errAt(f.msgStart, fmt.Errorf("%w: channel %d (%s) names schema %d, which is not defined before it", ErrFormat, c.ID, c.Topic, c.SchemaID))
-			}
-			t.OfferedQoSProfiles = c.Metadata["offered_qos_profiles"]
-			t.TypeDescriptionHash = c.Metadata["topic_type_hash"]
-			f.chans[c.ID] = t
-			rec.kind, rec.topic, rec.channel = KindTopic, t, c.ID
-			return nil
-		case mcap.TokenMetadata:
-			m, err := mcap.ParseMetadata(data)
-			if err != nil {
-				return f.errAt(f.msgStart, fmt.Errorf("%w: metadata record: %v", ErrFormat, err))
-			}
-			rec.kind, rec.meta = KindMetadata, &MetadataRecord{Name: m.Name, Metadata: m.Metadata}
-			return nil
-		case mcap.TokenHeader:
-			h, err := mcap.ParseHeader(data)
-			if err == nil {
-				f.header = h
-			}
-		case mcap.TokenDataEnd:
-			// After DataEnd comes the summary. Its schemas and channels
-			// repeat the data section's, except those of topics that got
-			// no message: rosbag2's MCAP writer (libmcap) writes a
-			// channel into the data section only with its first message,
-			// so a recorded topic without messages (/parameter_events,
-			// often) is defined in the summary alone. Those are read
-			// there; nothing else of the summary is wanted.
-			f.ended, f.inSummary = true, true
-		case mcap.TokenFooter:
-			f.ended = true
-			return io.EOF
+		if done, err := f.decode(tok, data, rec); done {
+			return err
 		}
 	}
+}
+
+// decode takes one record of the data section (or a schema or channel of
+// the summary) and reports whether it filled rec (done, err nil) or ends
+// the reading (done, err io.EOF or the record's error); records of no
+// interest, and messages of channels never defined, are passed over.
+func (f *mcapFile) decode(tok mcap.TokenType, data []byte, rec *rawRecord) (done bool, err error) {
+	switch tok {
+	case mcap.TokenMessage:
+		return f.message(data, rec)
+	case mcap.TokenSchema:
+		s, err := mcap.ParseSchema(data)
+		if err != nil {
+			return true, f.errAt(f.msgStart, fmt.Errorf("%w: schema record: %v", ErrFormat, err))
+		}
+		if _, dup := f.schemas[s.ID]; !dup || !f.inSummary {
+			f.schemas[s.ID] = &Schema{Name: s.Name, Encoding: s.Encoding, Data: bytes.Clone(s.Data)}
+		}
+	case mcap.TokenChannel:
+		return f.channel(data, rec)
+	case mcap.TokenMetadata:
+		m, err := mcap.ParseMetadata(data)
+		if err != nil {
+			return true, f.errAt(f.msgStart, fmt.Errorf("%w: metadata record: %v", ErrFormat, err))
+		}
+		rec.kind, rec.meta = KindMetadata, &MetadataRecord{Name: m.Name, Metadata: m.Metadata}
+		return true, nil
+	case mcap.TokenHeader:
+		if h, err := mcap.ParseHeader(data); err == nil {
+			f.header = h
+		}
+	case mcap.TokenDataEnd:
+		// After DataEnd comes the summary. Its schemas and channels
+		// repeat the data section's, except those of topics that got
+		// no message: rosbag2's MCAP writer (libmcap) writes a
+		// channel into the data section only with its first message,
+		// so a recorded topic without messages (/parameter_events,
+		// often) is defined in the summary alone. Those are read
+		// there; nothing else of the summary is wanted.
+		f.ended, f.inSummary = true, true
+	case mcap.TokenFooter:
+		f.ended = true
+		return true, io.EOF
+	}
+	return false, nil
+}
+
+// message decodes a message record into rec; a message of a channel not
+// defined before it is counted and passed over (done false).
+func (f *mcapFile) message(data []byte, rec *rawRecord) (done bool, err error) {
+	if len(data) < 22 {
+		return true, f.errAt(f.msgStart, fmt.Errorf("%w: message record of %d bytes", ErrFormat, len(data)))
+	}
+	rec.kind = KindMessage
+	rec.channel = binary.LittleEndian.Uint16(data)
+	rec.msg.Sequence = binary.LittleEndian.Uint32(data[2:])
+	lt, pt := binary.LittleEndian.Uint64(data[6:]), binary.LittleEndian.Uint64(data[14:])
+	if lt > math.MaxInt64 || pt > math.MaxInt64 {
+		return true, f.errAt(f.msgStart, fmt.Errorf("%w: message log time %d beyond year 2262", ErrFormat, lt))
+	}
+	rec.msg.LogTime, rec.msg.PublishTime = stamp.Time(lt), stamp.Time(pt)
+	rec.msg.Data = data[22:]
+	if _, ok := f.chans[rec.channel]; !ok {
+		f.unknownChannel++
+		return false, nil
+	}
+	if f.salv != nil {
+		f.cut.Recovered++
+		f.cut.Last = rec.msg.LogTime
+	}
+	return true, nil
+}
+
+// channel decodes a channel record: a new one fills rec as a topic with
+// its schema; one defined before (repeated in the summary, or in a later
+// chunk) is passed over (done false).
+func (f *mcapFile) channel(data []byte, rec *rawRecord) (done bool, err error) {
+	c, err := mcap.ParseChannel(data)
+	if err != nil {
+		return true, f.errAt(f.msgStart, fmt.Errorf("%w: channel record: %v", ErrFormat, err))
+	}
+	if _, dup := f.chans[c.ID]; dup {
+		return false, nil
+	}
+	t := &Topic{Name: c.Topic, SerializationFormat: c.MessageEncoding, Metadata: c.Metadata}
+	if s := f.schemas[c.SchemaID]; s != nil {
+		t.Schema, t.Type = s, s.Name
+	} else if c.SchemaID != 0 {
+		return true, f.errAt(f.msgStart, fmt.Errorf("%w: channel %d (%s) names schema %d, which is not defined before it", ErrFormat, c.ID, c.Topic, c.SchemaID))
+	}
+	t.OfferedQoSProfiles = c.Metadata["offered_qos_profiles"]
+	t.TypeDescriptionHash = c.Metadata["topic_type_hash"]
+	f.chans[c.ID] = t
+	rec.kind, rec.topic, rec.channel = KindTopic, t, c.ID
+	return true, nil
 }
 
 // findCut reports whether the lexer's error err means that the file ends

@@ -2,9 +2,10 @@ package bag
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/timealign/timealign/pkg/msgdef"
 )
 
 // DefSource says where a type's definition came from.
@@ -64,18 +65,6 @@ type Definitions struct {
 	cache    map[string]*Definition
 }
 
-// splitType returns the package and name of "pkg/msg/Name" or "pkg/Name".
-func splitType(typ string) (pkg, name string, ok bool) {
-	parts := strings.Split(typ, "/")
-	switch {
-	case len(parts) == 3 && parts[1] == "msg":
-		return parts[0], parts[2], parts[0] != "" && parts[2] != ""
-	case len(parts) == 2:
-		return parts[0], parts[1], parts[0] != "" && parts[1] != ""
-	}
-	return "", "", false
-}
-
 // Lookup returns the definition of t's type.
 func (d *Definitions) Lookup(t *Topic) *Definition {
 	if t.Schema != nil && t.Schema.Encoding != "" && len(t.Schema.Data) > 0 {
@@ -118,11 +107,8 @@ func (d *Definitions) installed(pkg, name string) (string, bool) {
 	if d.ReadFile == nil {
 		return "", false
 	}
-	for _, prefix := range d.AmentPrefixPath {
-		if prefix == "" {
-			continue
-		}
-		b, err := d.ReadFile(filepath.Join(prefix, "share", pkg, "msg", name+".msg"))
+	for f := range msgdef.Files(d.AmentPrefixPath, pkg, name) {
+		b, err := d.ReadFile(f)
 		if err == nil {
 			return string(b), true
 		}
@@ -144,30 +130,6 @@ var primitives = map[string]bool{
 	"string": true, "wstring": true, "time": true, "duration": true,
 }
 
-// msgField is one field line of a .msg definition.
-type msgField struct {
-	typ, name string
-}
-
-// parseFields returns the fields of a .msg text (not its constants).
-func parseFields(text string) []msgField {
-	var out []msgField
-	for _, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		if strings.Contains(f[0], "=") || strings.Contains(f[1], "=") || len(f) > 2 && strings.HasPrefix(f[2], "=") {
-			continue // a constant
-		}
-		out = append(out, msgField{typ: f[0], name: f[1]})
-	}
-	return out
-}
-
 // baseType strips array and bound suffixes: "float64[9]" -> "float64",
 // "string<=10" -> "string".
 func baseType(t string) string {
@@ -183,7 +145,7 @@ func baseType(t string) string {
 // fullText returns typ's .msg text followed by its dependencies, as
 // rosbag2 writes ros2msg schemas; get returns a package's type's text.
 func fullText(typ string, get func(pkg, name string) (string, bool)) (string, error) {
-	pkg, name, ok := splitType(typ)
+	pkg, name, ok := msgdef.SplitType(typ)
 	if !ok {
 		return "", fmt.Errorf("%w: type %q is not pkg/msg/Name", ErrFormat, typ)
 	}
@@ -196,12 +158,12 @@ func fullText(typ string, get func(pkg, name string) (string, bool)) (string, er
 	seen := map[string]bool{pkg + "/" + name: true}
 	var walk func(pkg, text string) error
 	walk = func(pkg, text string) error {
-		for _, f := range parseFields(text) {
-			bt := baseType(f.typ)
+		for _, f := range msgdef.Fields(text) {
+			bt := baseType(f.Type)
 			if primitives[bt] {
 				continue
 			}
-			dp, dn, ok := splitType(bt)
+			dp, dn, ok := msgdef.SplitType(bt)
 			if !ok {
 				dp, dn = pkg, bt
 				if bt == "Header" {
@@ -241,15 +203,8 @@ func msgHeaderFirst(text string) (bool, error) {
 	} else if strings.HasPrefix(text, msgSeparator) {
 		text = ""
 	}
-	fields := parseFields(text)
-	if len(fields) == 0 {
-		return false, nil
-	}
-	switch fields[0].typ {
-	case "std_msgs/Header", "std_msgs/msg/Header", "Header":
-		return true, nil
-	}
-	return false, nil
+	_, ok := msgdef.HeaderFirst(text)
+	return ok, nil
 }
 
 var (
@@ -285,7 +240,7 @@ func schemaHeaderFirst(typ string, s *Schema) (bool, error) {
 	case "ros2msg", "ros1msg":
 		return msgHeaderFirst(string(s.Data))
 	case "ros2idl":
-		_, name, ok := splitType(typ)
+		_, name, ok := msgdef.SplitType(typ)
 		if !ok {
 			name = typ
 		}

@@ -39,6 +39,7 @@ module std_msgs { module msg { struct Header { builtin_interfaces::msg::Time sta
 		{"sensor_msgs/msg/Imu", "ros2msg", "# comment\n\nstd_msgs/Header header # the header\ngeometry_msgs/Quaternion orientation\n", true, false},
 		{"x/msg/Y", "ros2msg", "uint8 A=1\nstd_msgs/msg/Header header\n", true, false},
 		{"x/msg/Y", "ros2msg", "int32 a\nstd_msgs/Header header\n", false, false},
+		{"x/msg/Y", "ros2msg", "string<=10 frame\nstd_msgs/Header header\n", false, false}, // a bounded string is a field
 		{"x/msg/Y", "ros2msg", "string data\n" + msgSeparator + "\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\n", false, false},
 		{"std_msgs/msg/String", "ros2msg", "", false, false},
 		{"sensor_msgs/msg/Imu", "ros2idl", imuIDL, true, false},

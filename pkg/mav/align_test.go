@@ -15,8 +15,8 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/mavtest"
 	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -25,10 +25,10 @@ import (
 type logs struct {
 	tlog  []byte
 	bins  [][]byte
-	truth mavtest.Truth
+	truth mavsim.Truth
 }
 
-func write(t testing.TB, s mavtest.Scenario) logs {
+func write(t testing.TB, s mavsim.Scenario) logs {
 	t.Helper()
 	var tl bytes.Buffer
 	var bins []*bytes.Buffer
@@ -125,7 +125,7 @@ func alignConcurrent(t testing.TB, tlog []byte, bins ...[]byte) *mav.Result {
 }
 
 // errorsOf returns est − truth (ns) for every sample of boot k.
-func errorsOf(e *mav.Estimate, tr mavtest.Truth, k int, utc bool) []float64 {
+func errorsOf(e *mav.Estimate, tr mavsim.Truth, k int, utc bool) []float64 {
 	var out []float64
 	for i := range tr.Boot {
 		if tr.Boot[i] != k {
@@ -153,7 +153,7 @@ func maxAbs(v []float64) float64 {
 // mapping is within 2 ms of the truth at every sample (lost ones too),
 // for several seeds and clocks, and beats one global minimum.
 func TestOffsetAccuracy(t *testing.T) {
-	cases := []mavtest.Scenario{
+	cases := []mavsim.Scenario{
 		{Seed: 1},
 		{Seed: 2, SkewPPM: 35},
 		{Seed: 3, SkewPPM: -60, DriftPPMPerHour: 40},
@@ -211,7 +211,7 @@ func ptr[T any](v T) *T { return &v }
 // feeding its records one by one, with GPS, reboots (several BINs) and
 // skew.
 func TestReadBinEqualsAddBin(t *testing.T) {
-	for _, s := range []mavtest.Scenario{
+	for _, s := range []mavsim.Scenario{
 		{Seed: 5, GPS: true, BinExtra: 3},
 		{Seed: 11, SkewPPM: 15, GPS: true, Reboots: []time.Duration{4 * time.Minute, 7 * time.Minute}},
 	} {
@@ -245,7 +245,7 @@ func TestReadBinEqualsAddBin(t *testing.T) {
 // matched to it (boot count and attitude), and each boot is mapped to
 // within 2 ms.
 func TestReboots(t *testing.T) {
-	s := mavtest.Scenario{Seed: 11, SkewPPM: 15, Reboots: []time.Duration{4 * time.Minute, 7 * time.Minute}}
+	s := mavsim.Scenario{Seed: 11, SkewPPM: 15, Reboots: []time.Duration{4 * time.Minute, 7 * time.Minute}}
 	l := write(t, s)
 	require.Len(t, l.bins, 3)
 	res := align(t, mav.DefaultConfig(), l.tlog, l.bins...)
@@ -272,14 +272,14 @@ func TestSources(t *testing.T) {
 	lag := 60 * time.Millisecond
 	cases := []struct {
 		name   string
-		s      mavtest.Scenario
+		s      mavsim.Scenario
 		status map[mav.Source]string
 	}{
-		{"clocks agree", mavtest.Scenario{Seed: 21, RTC: ptr(time.Duration(0)), GPS: true, GPSInput: true, GPSLag: time.Millisecond},
+		{"clocks agree", mavsim.Scenario{Seed: 21, RTC: ptr(time.Duration(0)), GPS: true, GPSInput: true, GPSLag: time.Millisecond},
 			map[mav.Source]string{mav.SourceTlog: "won", mav.SourceSystemTime: "agrees", mav.SourceGPSInput: "agrees", mav.SourceGPS: "agrees"}},
-		{"logging computer 2 minutes slow", mavtest.Scenario{Seed: 22, LoggerOffset: -2 * time.Minute, RTC: ptr(time.Duration(0)), GPS: true, GPSLag: lag},
+		{"logging computer 2 minutes slow", mavsim.Scenario{Seed: 22, LoggerOffset: -2 * time.Minute, RTC: ptr(time.Duration(0)), GPS: true, GPSLag: lag},
 			map[mav.Source]string{mav.SourceTlog: "won", mav.SourceSystemTime: "inconsistent", mav.SourceGPS: "inconsistent"}},
-		{"logging computer 3 minutes fast", mavtest.Scenario{Seed: 23, LoggerOffset: 3 * time.Minute, RTC: ptr(time.Duration(0)), GPSInput: true, GPSLag: lag},
+		{"logging computer 3 minutes fast", mavsim.Scenario{Seed: 23, LoggerOffset: 3 * time.Minute, RTC: ptr(time.Duration(0)), GPSInput: true, GPSLag: lag},
 			map[mav.Source]string{mav.SourceTlog: "won", mav.SourceSystemTime: "disagrees", mav.SourceGPSInput: "disagrees"}},
 	}
 	for _, c := range cases {
@@ -309,18 +309,18 @@ func TestSources(t *testing.T) {
 
 // TestBelongs: a BIN of another boot, firmware or board is told apart.
 func TestBelongs(t *testing.T) {
-	base := mavtest.Scenario{Seed: 31}
+	base := mavsim.Scenario{Seed: 31}
 	cases := []struct {
 		name    string
-		bin     mavtest.Scenario
+		bin     mavsim.Scenario
 		belongs string
 		what    string // the evidence against
 	}{
 		{"same boot", base, "yes", ""},
-		{"another boot", mavtest.Scenario{Seed: 32, BinAttitudePhase: 2, BinBootCount: 6}, "no", "boot_count"},
-		{"another boot, boot count unknown", mavtest.Scenario{Seed: 33, BinAttitudePhase: 1.3}, "no", "attitude"},
-		{"another firmware", mavtest.Scenario{Seed: 31, BinFirmware: "ArduSub V4.1.0 (89639005)"}, "no", "firmware"},
-		{"another board", mavtest.Scenario{Seed: 31, BinBoard: "CubeOrange 00300021 3030510B 38393338"}, "no", "board"},
+		{"another boot", mavsim.Scenario{Seed: 32, BinAttitudePhase: 2, BinBootCount: 6}, "no", "boot_count"},
+		{"another boot, boot count unknown", mavsim.Scenario{Seed: 33, BinAttitudePhase: 1.3}, "no", "attitude"},
+		{"another firmware", mavsim.Scenario{Seed: 31, BinFirmware: "ArduSub V4.1.0 (89639005)"}, "no", "firmware"},
+		{"another board", mavsim.Scenario{Seed: 31, BinBoard: "CubeOrange 00300021 3030510B 38393338"}, "no", "board"},
 	}
 	tl := write(t, base)
 	for _, c := range cases {
@@ -364,12 +364,12 @@ func dropParam(t *testing.T, in []byte, name string) []byte {
 // TestNoAlignment: logs that cannot be aligned say why.
 func TestNoAlignment(t *testing.T) {
 	var tl bytes.Buffer
-	w := mavtest.NewTlogWriter(&tl)
+	w := mavsim.NewTlogWriter(&tl)
 	for i := range 50 {
 		w.Write(t0.Add(time.Duration(i)*time.Second), 1, 1, &common.MessageHeartbeat{Type: common.MAV_TYPE_SUBMARINE, Autopilot: common.MAV_AUTOPILOT_ARDUPILOTMEGA})
 	}
 	var bn bytes.Buffer
-	bw := mavtest.NewBinWriter(&bn)
+	bw := mavsim.NewBinWriter(&bn)
 	bw.Define("GPS", "QBBIHBcLLeffffB", "TimeUS,I,Status,GMS,GWk,NSats,HDop,Lat,Lng,Alt,Spd,GCrs,VZ,Yaw,U")
 	for i := range 20 {
 		bw.Write("GPS", uint64(i*200000), uint8(0), uint8(1), uint32(0), uint16(0), uint8(0), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, uint8(0))
@@ -385,7 +385,7 @@ func TestNoAlignment(t *testing.T) {
 // TestClockStep: a step of the logging computer's clock starts a new
 // piece; away from the step the mapping stays within 2 ms.
 func TestClockStep(t *testing.T) {
-	s := mavtest.Scenario{Seed: 41, HostSteps: []sim.Step{{At: 5 * time.Minute, By: 30 * time.Second}}}
+	s := mavsim.Scenario{Seed: 41, HostSteps: []sim.Step{{At: 5 * time.Minute, By: 30 * time.Second}}}
 	l := write(t, s)
 	res := align(t, mav.DefaultConfig(), l.tlog)
 	require.Len(t, res.Boots, 1)
@@ -405,7 +405,7 @@ func TestClockStep(t *testing.T) {
 // times in order, with small and large steps, backwards, and beyond the
 // ends, on estimates of several pieces (a step of the host's clock).
 func TestMapperEqualsUnix(t *testing.T) {
-	s := mavtest.Scenario{Seed: 42, GPS: true, SkewPPM: 20, HostSteps: []sim.Step{{At: 5 * time.Minute, By: 30 * time.Second}}}
+	s := mavsim.Scenario{Seed: 42, GPS: true, SkewPPM: 20, HostSteps: []sim.Step{{At: 5 * time.Minute, By: 30 * time.Second}}}
 	l := write(t, s)
 	res := align(t, mav.DefaultConfig(), l.tlog, l.bins...)
 	require.NoError(t, res.Err())

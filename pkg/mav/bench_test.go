@@ -9,15 +9,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/timealign/timealign/internal/cputime"
-	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/internal/testutil/cputime"
 	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 )
 
 // benchLogs is a 10-minute flight whose BIN has 30 IMU records per
 // telemetry period (300 Hz) besides ATT and GPS: about 17 MB.
 var benchLogs = sync.OnceValue(func() logs {
-	s := mavtest.Scenario{Seed: 3, GPS: true, BinExtra: 30}
+	s := mavsim.Scenario{Seed: 3, GPS: true, BinExtra: 30}
 	var tl bytes.Buffer
 	var bin bytes.Buffer
 	tr, err := s.Write(&tl, func(int) io.Writer { return &bin })

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 )
 
 // referenceJSON encodes a record the plain way, column by column through
@@ -171,7 +171,7 @@ func TestBinJSONReference(t *testing.T) {
 	}
 	cols[0] = "TimeUS"
 	var in bytes.Buffer
-	w := mavtest.NewBinWriter(&in)
+	w := mavsim.NewBinWriter(&in)
 	id := w.Define("ALL", format, strings.Join(cols, ","))
 	w.Define("ONE", "f", "V")
 	w.Define("STR", "Z", "Msg")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -90,7 +90,7 @@ func maxPayload(info *msgInfo) int {
 func TestMsgJSONReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 2))
 	var tl bytes.Buffer
-	w := mavtest.NewTlogWriter(&tl)
+	w := mavsim.NewTlogWriter(&tl)
 	frames := 0
 	for id, info := range dialectInfo() {
 		info.load()
@@ -121,7 +121,7 @@ func TestMsgJSONReference(t *testing.T) {
 					payload = payload[:len(payload)-1]
 				}
 			}
-			w.WriteRaw(stamp.Time(1e15+frames), mavtest.RawFrame(version, 0, 1, 1, id, payload, info.rw.CRCExtra()))
+			w.WriteRaw(stamp.Time(1e15+frames), mavsim.RawFrame(version, 0, 1, 1, id, payload, info.rw.CRCExtra()))
 			frames++
 		}
 	}

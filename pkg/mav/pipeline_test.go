@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/mavtest"
 	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -30,7 +30,7 @@ type pipeItem struct {
 // with GPS) and their alignment.
 func pipeLogs(t *testing.T) (logs, *mav.Result) {
 	t.Helper()
-	l := write(t, mavtest.Scenario{Seed: 41, Duration: 3 * time.Minute, GPS: true, BinExtra: 20})
+	l := write(t, mavsim.Scenario{Seed: 41, Duration: 3 * time.Minute, GPS: true, BinExtra: 20})
 	return l, alignBy(t, mav.DefaultConfig(), true, l.tlog, l.bins...)
 }
 

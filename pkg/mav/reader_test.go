@@ -12,9 +12,9 @@ import (
 	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/fuzzcheck"
-	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/internal/testutil/fuzzcheck"
 	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -24,12 +24,12 @@ func att(ms uint32) *common.MessageAttitude {
 	return &common.MessageAttitude{TimeBootMs: ms, Roll: 0.1, Pitch: -0.2, Yaw: 3}
 }
 
-func frame(v int, ms uint32) []byte { return mavtest.Frame(v, 0, 1, 1, att(ms)) }
+func frame(v int, ms uint32) []byte { return mavsim.Frame(v, 0, 1, 1, att(ms)) }
 
 // rec is one tlog record: 8 stamp bytes and a frame.
 func rec(i int, f []byte) []byte {
 	var b bytes.Buffer
-	w := mavtest.NewTlogWriter(&b)
+	w := mavsim.NewTlogWriter(&b)
 	w.WriteRaw(t0.Add(time.Duration(i)*100*time.Millisecond), f)
 	return b.Bytes()
 }
@@ -52,7 +52,7 @@ var tlogCases = []struct {
 		mav.TlogStats{Messages: 1, Truncated: 1, SkippedBytes: 20}},
 	{"bad CRC", cat(rec(0, frame(2, 10)), rec(1, flip(frame(2, 20), 12)), rec(2, frame(2, 30))), []uint32{10, 30},
 		mav.TlogStats{Messages: 2, BadCRC: 1, BadCRCIDs: map[uint32]int{30: 1}, Resyncs: 1}},
-	{"unknown id", cat(rec(0, frame(2, 10)), rec(1, mavtest.RawFrame(2, 0, 1, 1, 60000, []byte{1, 2, 3}, 7)), rec(2, frame(1, 30))),
+	{"unknown id", cat(rec(0, frame(2, 10)), rec(1, mavsim.RawFrame(2, 0, 1, 1, 60000, []byte{1, 2, 3}, 7)), rec(2, frame(1, 30))),
 		[]uint32{10, 30}, mav.TlogStats{Messages: 2, Unknown: 1, UnknownIDs: map[uint32]int{60000: 1}}},
 	{"garbage between records", cat(rec(0, frame(2, 10)), []byte("\xfd\xfe garbage \x00\x01"), rec(1, frame(2, 20))), []uint32{10, 20},
 		mav.TlogStats{Messages: 2, Resyncs: 1}},
@@ -73,7 +73,7 @@ func flip(f []byte, i int) []byte {
 // signed makes a v2 frame signed: the incompatibility flag (under the
 // CRC) and 13 signature bytes (not under it).
 func signed(f []byte) []byte {
-	g := mavtest.RawFrameFlags(2, 1, f[4], f[5], f[6], 30, f[10:len(f)-2], mavtest.CRCExtra(30))
+	g := mavsim.RawFrameFlags(2, 1, f[4], f[5], f[6], 30, f[10:len(f)-2], mavsim.CRCExtra(30))
 	return append(g, make([]byte, 13)...)
 }
 
@@ -81,13 +81,13 @@ func signed(f []byte) []byte {
 // CRC is right for it).
 func shortV1() []byte {
 	f := frame(1, 5)
-	return mavtest.RawFrame(1, 0, 1, 1, 30, f[6:len(f)-3], mavtest.CRCExtra(30))
+	return mavsim.RawFrame(1, 0, 1, 1, 30, f[6:len(f)-3], mavsim.CRCExtra(30))
 }
 
 // farRec is a good frame whose stamp is years away from its neighbours.
 func farRec() []byte {
 	var b bytes.Buffer
-	mavtest.NewTlogWriter(&b).WriteRaw(t0.Add(5*365*24*time.Hour), frame(2, 15))
+	mavsim.NewTlogWriter(&b).WriteRaw(t0.Add(5*365*24*time.Hour), frame(2, 15))
 	return b.Bytes()
 }
 
@@ -175,20 +175,20 @@ func FuzzTlogReader(f *testing.F) {
 }
 
 // binCase builds a BIN with a writer.
-func bin(build func(w *mavtest.BinWriter)) []byte {
+func bin(build func(w *mavsim.BinWriter)) []byte {
 	var b bytes.Buffer
-	w := mavtest.NewBinWriter(&b)
+	w := mavsim.NewBinWriter(&b)
 	build(w)
 	return b.Bytes()
 }
 
-func attDef(w *mavtest.BinWriter) {
+func attDef(w *mavsim.BinWriter) {
 	w.Define("ATT", "QccccCCCCB", "TimeUS,DesRoll,Roll,DesPitch,Pitch,DesYaw,Yaw,ErrRP,ErrYaw,AEKF")
 	w.Write("UNIT", uint64(0), 'd', "deg")
 	w.Units("ATT", 0, "sddddddd--", "F---------")
 }
 
-func attRec(w *mavtest.BinWriter, us uint64) {
+func attRec(w *mavsim.BinWriter, us uint64) {
 	w.Write("ATT", us, 1.5, -2.25, 0.0, 3.0, 0.0, 359.5, 0.0, 0.0, uint8(1))
 }
 
@@ -200,15 +200,15 @@ var binCases = []struct {
 	err   error
 }{
 	{"empty", nil, nil, mav.BinStats{}, nil},
-	{"records", bin(func(w *mavtest.BinWriter) { attDef(w); attRec(w, 100); attRec(w, 200) }), []int64{100, 200},
+	{"records", bin(func(w *mavsim.BinWriter) { attDef(w); attRec(w, 100); attRec(w, 200) }), []int64{100, 200},
 		mav.BinStats{Records: 9, Formats: 5}, nil},
-	{"truncated", bin(func(w *mavtest.BinWriter) {
+	{"truncated", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		attRec(w, 100)
 		w.WriteRaw(w.Record("ATT", uint64(1), 0, 0, 0, 0, 0, 0, 0, 0, 0)[:10])
 	}),
 		[]int64{100}, mav.BinStats{Records: 8, Formats: 5, Truncated: 1, SkippedBytes: 10}, nil},
-	{"garbage", bin(func(w *mavtest.BinWriter) {
+	{"garbage", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		attRec(w, 100)
 		w.WriteRaw([]byte("\xa3\x95\xa3 junk \xa3"))
@@ -216,7 +216,7 @@ var binCases = []struct {
 	}), []int64{100, 200}, mav.BinStats{Records: 9, Formats: 5, Resyncs: 1, SkippedBytes: 10, UnknownType: 1, UnknownTypes: map[uint8]int{0xa3: 1}}, nil},
 	{"no FMT", func() []byte {
 		var b bytes.Buffer
-		w := mavtest.NewBinWriter(io.Discard)
+		w := mavsim.NewBinWriter(io.Discard)
 		attDef(w)
 		for i := range 5 {
 			b.Write(w.Record("ATT", uint64(i), 0, 0, 0, 0, 0, 0, 0, 0, 0))
@@ -225,46 +225,46 @@ var binCases = []struct {
 	}(), nil, mav.BinStats{UnknownType: 5, UnknownTypes: map[uint8]int{132: 5}, Resyncs: 1, SkippedBytes: 140}, mav.ErrNoFormats},
 	// A BIN has no checksum: a damaged TimeUS is told by the records
 	// around it (pkg/mav.MaxTimeStep).
-	{"damaged time", bin(func(w *mavtest.BinWriter) {
+	{"damaged time", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		attRec(w, 100)
 		attRec(w, 200)
 		attRec(w, 200|1<<40) // a byte of TimeUS damaged: 12.7 days later
 		attRec(w, 300)
 	}), []int64{100, 200, 300}, mav.BinStats{Records: 11, Formats: 5, BadTime: 1}, nil},
-	{"time jump confirmed", bin(func(w *mavtest.BinWriter) {
+	{"time jump confirmed", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		attRec(w, 100)
 		attRec(w, 200)
 		attRec(w, 60_000_200) // logging paused for a minute
 		attRec(w, 60_000_300)
 	}), []int64{100, 200, 60_000_200, 60_000_300}, mav.BinStats{Records: 11, Formats: 5, TimeJumps: 1}, nil},
-	{"time back a little", bin(func(w *mavtest.BinWriter) {
+	{"time back a little", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		attRec(w, 5000)
 		attRec(w, 4000) // written out of order
 		attRec(w, 6000)
 	}), []int64{5000, 4000, 6000}, mav.BinStats{Records: 10, Formats: 5}, nil},
-	{"TimeUS past 2^63", bin(func(w *mavtest.BinWriter) {
+	{"TimeUS past 2^63", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		attRec(w, 100)
 		attRec(w, 1<<63|200)
 		attRec(w, 300)
 	}), []int64{100, 300}, mav.BinStats{Records: 10, Formats: 5, BadTime: 1}, nil},
-	{"damaged last record", bin(func(w *mavtest.BinWriter) {
+	{"damaged last record", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		attRec(w, 100)
 		attRec(w, 200)
 		attRec(w, 1<<45)
 	}), []int64{100, 200}, mav.BinStats{Records: 10, Formats: 5, BadTime: 1}, nil},
-	{"two damaged in a row", bin(func(w *mavtest.BinWriter) {
+	{"two damaged in a row", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		attRec(w, 100)
 		attRec(w, 1<<41)
 		attRec(w, 1<<44)
 		attRec(w, 200)
 	}), []int64{100, 200}, mav.BinStats{Records: 11, Formats: 5, BadTime: 2}, nil},
-	{"bad format", bin(func(w *mavtest.BinWriter) {
+	{"bad format", bin(func(w *mavsim.BinWriter) {
 		attDef(w)
 		// A type whose declared length disagrees with its format: its
 		// records are skipped by the declared length.
@@ -316,7 +316,7 @@ func TestBinReader(t *testing.T) {
 }
 
 func TestBinValues(t *testing.T) {
-	in := bin(func(w *mavtest.BinWriter) { attDef(w); attRec(w, 123456) })
+	in := bin(func(w *mavsim.BinWriter) { attDef(w); attRec(w, 123456) })
 	r := mav.NewBinReader(bytes.NewReader(in))
 	var att mav.Record
 	for {
@@ -372,7 +372,7 @@ func TestInstanceColumn(t *testing.T) {
 		{"RCOU", "QHH", "TimeUS,C1,C2", "", -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			in := bin(func(w *mavtest.BinWriter) {
+			in := bin(func(w *mavsim.BinWriter) {
 				w.Define(c.name, c.format, c.cols)
 				if c.units != "" {
 					w.Units(c.name, 0, c.units, strings.Repeat("-", len(c.units)))

@@ -108,7 +108,7 @@
 // offsets), validity from a bound on the FIFO's spread around a reference
 // line (exact O(FIFOSize) pass only when the bound nears MaxDeviation),
 // Envelope two monotone-chain hull pushes and an edge search that walks
-// from the last answer (reusing the line while the edge is unchanged),
+// from the last answer (internal/hull, shared with pkg/tsest),
 // Offset a monotone deque, the Regression outlier filter two selections
 // over the last 4·FIFOSize (at least 32) residuals every 4 turns of that
 // ring. Status computes the exact spread, O(FIFOSize). Memory:

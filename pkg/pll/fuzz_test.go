@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/fuzzcheck"
+	"github.com/timealign/timealign/internal/testutil/fuzzcheck"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -178,8 +178,8 @@ func runPLL(tb testing.TB, in pllInput) []Outcome {
 			require.LessOrEqual(t, st.Accepted+st.Rejected+st.Duplicates+st.Outliers+st.OutOfRange, st.Updates)
 			// Memory stays what New allocated.
 			require.Len(t, p.rb.fifo.buf, cap(p.rb.fifo.buf))
-			require.LessOrEqual(t, p.rb.envA.n, len(p.rb.envA.v))
-			require.LessOrEqual(t, p.rb.envB.n, len(p.rb.envB.v))
+			require.LessOrEqual(t, p.rb.env.Answering().Vertices(), 2*c.Window+1) // what New reserved
+			require.LessOrEqual(t, p.rb.env.Young().Vertices(), 2*c.Window+1)
 			require.LessOrEqual(t, p.rb.omin.size, len(p.rb.omin.v))
 			require.LessOrEqual(t, p.rb.cand.count, c.FIFOSize)
 			require.LessOrEqual(t, p.sk.fifo.count, c.FIFOSize)

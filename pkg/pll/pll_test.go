@@ -281,3 +281,37 @@ func TestReset(t *testing.T) {
 	_, ok := p.Corrected(1)
 	require.False(t, ok)
 }
+
+// TestEnvelopeUnderItsWindow: with a device clock faster than MaxSkewPPM
+// allows, the Envelope line (its slope held at the bound) is the line of
+// that slope under every sample of the window, so no stamp is corrected
+// past its receive time; a line kept from an earlier fit while newer
+// samples extend the hull would lie above them.
+func TestEnvelopeUnderItsWindow(t *testing.T) {
+	for _, mode := range []Mode{Envelope, Offset} {
+		c := DefaultConfig()
+		c.Mode, c.TrackSkew, c.Window = mode, true, 32
+		p, err := New(c)
+		require.NoError(t, err)
+		r, tk := base, uint64(0)
+		x := uint64(88172645463325252) // xorshift state
+		checked := 0
+		for range 2000 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			tk += 40_120 // 3000 ppm fast: 997 ns a tick, under the bound of 999
+			r = r.Add(40 * time.Millisecond)
+			recv := r.Add(time.Duration(x % 200_000))
+			if p.Update(recv, tk&0xffffffff) != Accepted || !p.Valid() {
+				continue
+			}
+			est, ok := p.Corrected(tk & 0xffffffff)
+			require.True(t, ok)
+			require.LessOrEqual(t, est, recv.Add(time.Nanosecond), "%v: sample %d", mode, checked)
+			require.InDelta(t, -1000, p.Status().SlopePPM, 1e-6, "the slope is held at the bound")
+			checked++
+		}
+		require.Greater(t, checked, 1000, mode)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/timealign/timealign/internal/hull"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -26,19 +27,19 @@ type robust struct {
 	spreadOK   bool
 	// The spread bound (see refit): the reference line, the FIFO's spread
 	// around it, and whether an exact pass is due.
-	ref        line
-	refSpread  float64
-	refStale   bool
-	fifo       ptRing // accepted samples: the FIFO, as offsets from base
-	sx, sy     int64  // sums of the FIFO's x and y (wrapping, exact)
-	invN       float64
-	cand       ring // warm-up / re-lock candidates
-	line       line
-	reg        ewls
-	lambda     float64 // Regression: the slope memory's forgetting factor
-	envA, envB hull
-	window     int
-	omin       minDeque
+	ref       hull.Line
+	refSpread float64
+	refStale  bool
+	fifo      ptRing // accepted samples: the FIFO, as offsets from base
+	sx, sy    int64  // sums of the FIFO's x and y (wrapping, exact)
+	invN      float64
+	cand      ring // warm-up / re-lock candidates
+	line      hull.Line
+	reg       ewls
+	lambda    float64        // Regression: the slope memory's forgetting factor
+	env       hull.Switching // Envelope (and Offset with TrackSkew)
+	window    int
+	omin      minDeque
 
 	// Regression's outlier filter: a sample whose residual lies more than
 	// oThr from oMed does not enter the fit. Both come from the residuals
@@ -96,11 +97,6 @@ func (q *ptRing) oldest() pt {
 	return q.buf[q.head]
 }
 
-// line is y = y0 + m·(x − x0).
-type line struct{ m, x0, y0 float64 }
-
-func (l line) at(x float64) float64 { return l.y0 + l.m*(x-l.x0) }
-
 func (b *robust) init(cfg Config) {
 	b.mode, b.trackSkew, b.window = cfg.Mode, cfg.TrackSkew, cfg.Window
 	b.fifo = ptRing{buf: make([]pt, cfg.FIFOSize)}
@@ -109,8 +105,7 @@ func (b *robust) init(cfg Config) {
 	b.invN = 1 / float64(cfg.FIFOSize)
 	switch {
 	case cfg.Mode == Envelope || (cfg.Mode == Offset && cfg.TrackSkew):
-		b.envA = newHull(2 * cfg.Window)
-		b.envB = newHull(2 * cfg.Window)
+		b.env.Grow(2*cfg.Window + 1) // the points between two switches: no allocation after New
 	case cfg.Mode == Offset:
 		b.omin = newMinDeque(cfg.Window)
 	case cfg.Mode == Regression && cfg.OutlierZ > 0:
@@ -178,7 +173,7 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 		p.st.Stale++
 	} else {
 		o := b.off(&s)
-		res := float64(o.y) - b.line.at(float64(o.x))
+		res := float64(o.y) - b.line.At(float64(o.x))
 		if b.mode == Regression {
 			ok = math.Abs(res) < p.maxDev
 			if ok && b.outlierZ > 0 {
@@ -278,8 +273,7 @@ func (p *PLL) lock() {
 	b.base = *b.cand.at(0)
 	b.clearFIFO()
 	b.reg = ewls{}
-	b.envA.clear()
-	b.envB.clear()
+	b.env.Clear()
 	b.omin.clear()
 	for i := range b.cand.count {
 		p.accept(*b.cand.at(i))
@@ -315,11 +309,9 @@ func (p *PLL) accept(s sample) {
 	case b.mode == Regression:
 		b.reg.add(x, y, b.lambda)
 	case b.usesHull():
-		b.envA.push(x, y)
-		b.envB.push(x, y)
-		if b.envB.count >= b.window {
-			b.envA, b.envB = b.envB, b.envA
-			b.envB.clear()
+		b.env.Push(x, y)
+		if b.env.Young().Count() >= b.window {
+			b.env.Switch()
 		}
 	default:
 		b.omin.push(y - p.nominal*x)
@@ -343,11 +335,10 @@ func (p *PLL) rebase(s sample) {
 	dx, dy := float64(d.x), float64(d.y)
 	b.reg.mx -= dx
 	b.reg.my -= dy
-	b.envA.shift(dx, dy)
-	b.envB.shift(dx, dy)
+	b.env.Shift(dx, dy)
 	b.omin.shift(dy - p.nominal*dx)
-	b.line.x0 -= dx
-	b.line.y0 -= dy
+	b.line.X0 -= dx
+	b.line.Y0 -= dy
 	b.refStale = true
 }
 
@@ -364,15 +355,23 @@ func (p *PLL) refit() {
 			m = p.clampSlope(b.reg.cxy / b.reg.cxx)
 		}
 		if b.fifo.count == len(b.fifo.buf) {
-			b.line = line{m: m, x0: float64(b.sx) * b.invN, y0: float64(b.sy) * b.invN}
+			b.line = hull.Line{M: m, X0: float64(b.sx) * b.invN, Y0: float64(b.sy) * b.invN}
 		} else {
 			n := float64(b.fifo.count)
-			b.line = line{m: m, x0: float64(b.sx) / n, y0: float64(b.sy) / n}
+			b.line = hull.Line{M: m, X0: float64(b.sx) / n, Y0: float64(b.sy) / n}
 		}
 	case b.usesHull():
-		b.line = b.envA.fit(p.nominal, p.minSlope, p.maxSlo)
+		// The line under all points of the window that minimizes the sum
+		// of vertical distances (Zhang, Liu & Xia), its slope held within
+		// the skew bounds (hull.Lower.Fit).
+		h := b.env.Answering()
+		if h.Vertices() < 2 {
+			b.line = envelopeStart(h, p.nominal)
+			break
+		}
+		b.line, _ = h.Fit(p.minSlope, p.maxSlo)
 	default:
-		b.line = line{m: p.nominal, x0: 0, y0: b.omin.min()}
+		b.line = hull.Line{M: p.nominal, X0: 0, Y0: b.omin.min()}
 	}
 	// Validity needs every FIFO sample within MaxDeviation of the line.
 	// Rather than a pass over the FIFO per update, bound the spread: it is
@@ -383,12 +382,12 @@ func (p *PLL) refit() {
 	// MaxDeviation is the exact pass made (amortized rarely).
 	if b.fifo.count > 0 && !b.refStale {
 		q := b.fifo.newest()
-		if d := math.Abs(float64(q.y) - b.ref.at(float64(q.x))); d > b.refSpread {
+		if d := math.Abs(float64(q.y) - b.ref.At(float64(q.x))); d > b.refSpread {
 			b.refSpread = d
 		}
 		xa, xb := float64(b.fifo.oldest().x), float64(q.x)
-		moved := math.Abs(b.line.at(xa) - b.ref.at(xa))
-		if d := math.Abs(b.line.at(xb) - b.ref.at(xb)); d > moved {
+		moved := math.Abs(b.line.At(xa) - b.ref.At(xa))
+		if d := math.Abs(b.line.At(xb) - b.ref.At(xb)); d > moved {
 			moved = d
 		}
 		if b.refSpread+moved+1 < p.maxDev {
@@ -411,11 +410,11 @@ func (b *robust) exactSpread() float64 {
 }
 
 // spreadAround returns max |y − l(x)| over the FIFO.
-func (b *robust) spreadAround(l line) float64 {
+func (b *robust) spreadAround(l hull.Line) float64 {
 	// max(hi − c, c − lo) where c is the line's value at x = 0 and hi, lo
 	// bound y − m·x.
-	m := l.m
-	c := l.y0 - m*l.x0
+	m := l.M
+	c := l.Y0 - m*l.X0
 	hi, lo := c, c
 	for _, q := range b.fifo.buf[:b.fifo.count] {
 		v := float64(q.y) - m*float64(q.x)
@@ -497,7 +496,7 @@ func (p *PLL) correctedRobust(u uint64) (stamp.Time, bool) {
 	if !b.valid() {
 		return 0, false
 	}
-	return at(b.base.r, b.line.at(float64(int64(u-b.base.t))))
+	return at(b.base.r, b.line.At(float64(int64(u-b.base.t))))
 }
 
 func (p *PLL) robustStatus(s *Status) {
@@ -509,9 +508,9 @@ func (p *PLL) robustStatus(s *Status) {
 	}
 	s.Invalid = b.invalid
 	s.Spread = time.Duration(math.Round(math.Min(b.spreadAround(b.line), 9e18)))
-	s.SlopePPM = (b.line.m/p.nominal - 1) * 1e6
+	s.SlopePPM = (b.line.M/p.nominal - 1) * 1e6
 	x := float64(int64(b.lastT - b.base.t))
-	if t, ok := at(b.base.r, b.line.at(x)); ok {
+	if t, ok := at(b.base.r, b.line.At(x)); ok {
 		s.Offset = t.Sub(stamp.Time(0)) - time.Duration(float64(int64(b.lastT))*p.nominal)
 	}
 }
@@ -532,112 +531,14 @@ func (e *ewls) add(x, y, lambda float64) {
 	e.cxy = lambda*e.cxy + f*dx*dy
 }
 
-// hull is the lower convex hull of points pushed in increasing x, with the
-// count and mean x of all points pushed.
-type hull struct {
-	v     []fpt
-	n     int // vertices
-	count int // points pushed
-	sumX  float64
-	hint  int // the edge fit chose last: the search starts there
-	// fit's cache: the edge and line it returned, and the lowest vertex
-	// index written since.
-	edge, low int
-	line      line
-}
-
-type fpt struct{ x, y float64 }
-
-func newHull(capacity int) hull { return hull{v: make([]fpt, capacity+1)} }
-
-func (h *hull) clear() { h.n, h.count, h.sumX, h.hint, h.edge, h.low = 0, 0, 0, 1, 0, 0 }
-
-// shift translates every point by (−dx, −dy).
-func (h *hull) shift(dx, dy float64) {
-	for i := range h.n {
-		h.v[i].x -= dx
-		h.v[i].y -= dy
+// envelopeStart returns the Envelope line of a hull of one point or none,
+// too few for a slope: the line through the point, or through the base,
+// at the nominal slope.
+func envelopeStart(h *hull.Lower, nominal float64) hull.Line {
+	if h.Vertices() == 0 {
+		return hull.Line{M: nominal}
 	}
-	h.sumX -= float64(h.count) * dx
-	h.low = 0
-}
-
-// push adds a point right of all others (Andrew's monotone chain).
-func (h *hull) push(x, y float64) {
-	v := h.v
-	n := h.n
-	for n >= 2 {
-		a, b := v[n-2], v[n-1]
-		if (b.x-a.x)*(y-a.y)-(b.y-a.y)*(x-a.x) > 0 {
-			break // a left turn: b stays on the lower hull
-		}
-		n--
-	}
-	if n == len(v) { // cannot happen: capacity ≥ points between switches
-		n--
-	}
-	v[n] = fpt{x, y}
-	h.low = min(h.low, n)
-	h.n = n + 1
-	h.count++
-	h.sumX += x
-}
-
-// fit returns the line under all points that minimizes the sum of vertical
-// distances (Zhang, Liu & Xia): the hull edge over the mean x. Its slope is
-// held within [lo, hi]; if the edge's slope falls outside, the line with the
-// nearest bound slope supporting the hull is returned.
-func (h *hull) fit(nominal, lo, hi float64) line {
-	v := h.v[:h.n]
-	if len(v) == 0 {
-		return line{m: nominal}
-	}
-	if len(v) == 1 {
-		return line{m: nominal, x0: v[0].x, y0: v[0].y}
-	}
-	// The first vertex with x > mean x (x·count > sum), or the last, found
-	// by walking from the previous answer: the mean moves little between
-	// calls.
-	sum, cnt := h.sumX, float64(h.count)
-	i := min(max(h.hint, 1), len(v)-1)
-	for i > 1 && v[i-1].x*cnt > sum {
-		i--
-	}
-	for i < len(v)-1 && v[i].x*cnt <= sum {
-		i++
-	}
-	h.hint = i
-	if i == h.edge && i < h.low {
-		return h.line // same edge, same vertices: same line
-	}
-	h.edge, h.low = i, len(v)
-	h.line = h.edgeLine(i, nominal, lo, hi)
-	return h.line
-}
-
-func (h *hull) edgeLine(i int, nominal, lo, hi float64) line {
-	v := h.v[:h.n]
-	m := (v[i].y - v[i-1].y) / (v[i].x - v[i-1].x)
-	if m >= lo && m <= hi {
-		return line{m: m, x0: v[i-1].x, y0: v[i-1].y}
-	}
-	if !(m >= lo) {
-		m = lo
-	} else {
-		m = hi
-	}
-	// The supporting vertex: edge slopes increase; find the first edge
-	// steeper than m; its left end supports the line.
-	i, j := 1, len(v)
-	for i < j {
-		k := (i + j) / 2
-		if (v[k].y-v[k-1].y)/(v[k].x-v[k-1].x) > m {
-			j = k
-		} else {
-			i = k + 1
-		}
-	}
-	return line{m: m, x0: v[i-1].x, y0: v[i-1].y}
+	return h.Support(nominal)
 }
 
 // minDeque is the minimum of v over the last n pushes (monotone deque in a

@@ -332,7 +332,6 @@ type topicState struct {
 	prevEst  stamp.Time
 	prevLog  stamp.Time
 	have     bool
-	prevBad  bool // the previous stamp repeated or went back
 	haveLog  bool
 	jb, ja   Hist
 	corr     Hist
@@ -480,85 +479,145 @@ func (a *Analyzer) onDrop(m tsync.Message[struct{}], why tsync.DropReason) {
 	d[why.String()]++
 }
 
-// Add analyses one message of topic id: its log time, its header stamp
-// (hasHeader false when the type has none or the bytes did not parse:
-// malformed says which) and its size.
-func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, malformed bool, size int) {
-	if id < 0 || id >= len(a.topics) {
+// Message is one message of a recording, as Add analyses it.
+type Message struct {
+	// Topic is the id AddTopic gave the message's topic.
+	Topic int
+	// LogTime is when the recorder received the message.
+	LogTime stamp.Time
+	// Header is the message's header.stamp, if HasHeader: the topic's type
+	// starts with a std_msgs/Header and the bytes parsed.
+	Header    stamp.Time
+	HasHeader bool
+	// Malformed: the type starts with a Header but the bytes did not
+	// parse.
+	Malformed bool
+	// Size is the message's length in bytes.
+	Size int
+}
+
+// Add analyses one message: it counts it, and for a topic whose type
+// starts with a Header, runs its stamp through the topic's estimator
+// (tsest) and clock fit (pll) and compares the intervals of the stamps and
+// of the estimates. A message of an unknown topic is ignored.
+func (a *Analyzer) Add(m Message) {
+	if m.Topic < 0 || m.Topic >= len(a.topics) {
 		return
 	}
-	ts := a.topics[id]
-	r := ts.r
-	if r.Count == 0 {
-		r.First = logTime
-	}
-	r.Count++
-	r.Bytes += uint64(size)
-	r.Last = max(r.Last, logTime)
-	if a.rep.Messages == 0 || logTime < a.rep.Start {
-		a.rep.Start = logTime
-	}
-	a.rep.End = max(a.rep.End, logTime)
-	a.rep.Messages++
-	a.rep.Bytes += uint64(size)
-	if ts.haveLog {
-		d := logTime.Sub(ts.prevLog)
-		ts.arr.Add(d)
-		ts.plots.arrival.Add(int64(logTime), float64(d))
-	}
-	ts.prevLog, ts.haveLog = logTime, true
-	if malformed {
-		r.Malformed++
-	}
-	if !hasHeader || ts.est == nil {
-		if !malformed {
-			ts.timing.Add(logTime)
+	ts := a.topics[m.Topic]
+	a.count(ts, m)
+	if !m.HasHeader || ts.est == nil {
+		if !m.Malformed {
+			ts.timing.Add(m.LogTime)
 		}
 		return
 	}
+	a.noteStamp(ts, m)
+	if m.Header >= 0 {
+		ts.fitClock(m.LogTime, m.Header)
+	}
+	est, uncorrected := a.estimate(ts, m)
+	if ts.have {
+		a.compareIntervals(ts, m, est, uncorrected)
+	}
+	ts.prevHdr, ts.prevEst, ts.have = m.Header, est, true
+	ts.prevUncorrected = uncorrected
+	if ts.syncIdx >= 0 && a.sync != nil {
+		a.sr.Messages[ts.syncIdx]++
+		a.sync.Add(tsync.Message[struct{}]{Topic: ts.syncIdx, Stamp: m.Header, Arrival: m.LogTime})
+	}
+}
+
+// count counts a message of topic ts into the topic's and the recording's
+// totals and its interval since the topic's previous message.
+func (a *Analyzer) count(ts *topicState, m Message) {
+	r := ts.r
+	if r.Count == 0 {
+		r.First = m.LogTime
+	}
+	r.Count++
+	r.Bytes += uint64(m.Size)
+	r.Last = max(r.Last, m.LogTime)
+	if a.rep.Messages == 0 || m.LogTime < a.rep.Start {
+		a.rep.Start = m.LogTime
+	}
+	a.rep.End = max(a.rep.End, m.LogTime)
+	a.rep.Messages++
+	a.rep.Bytes += uint64(m.Size)
+	if ts.haveLog {
+		d := m.LogTime.Sub(ts.prevLog)
+		ts.arr.Add(d)
+		ts.plots.arrival.Add(int64(m.LogTime), float64(d))
+	}
+	ts.prevLog, ts.haveLog = m.LogTime, true
+	if m.Malformed {
+		r.Malformed++
+	}
+}
+
+// noteStamp takes a header stamp of topic ts: its timing, its latency
+// (the first decides whether a device clock stamps the topic), and the
+// start of the ApproximateTime analysis once the topics to match are
+// known (automatic: every Header topic has shown a message, or a second
+// of log time has passed).
+func (a *Analyzer) noteStamp(ts *topicState, m Message) {
+	r, hdr := ts.r, m.Header
 	ts.timing.Add(hdr)
 	if r.Stamped == 0 {
 		ts.firstHdr, ts.plots.clockFirst = hdr, hdr
 	}
 	ts.lastHdr = hdr
 	r.Stamped++
-	lat := logTime.Sub(hdr)
+	lat := m.LogTime.Sub(hdr)
 	ts.lat.Add(lat)
+	waiting := a.auto && a.sync == nil && a.sr == nil
 	if !ts.decided {
 		ts.decided = true
-		ts.r.DeviceClock = lat > a.cfg.DeviceOffset || lat < -a.cfg.DeviceOffset
-		if a.auto && a.sync == nil && a.sr == nil {
-			// Wait until every Header topic has shown a message, or a
-			// second of log time has passed.
-			ready := true
-			for _, o := range a.topics {
-				if o.est != nil && !o.decided {
-					ready = false
-				}
-			}
-			if ready || logTime.Sub(a.rep.Start) > time.Second {
-				a.startSync()
-			}
+		r.DeviceClock = lat > a.cfg.DeviceOffset || lat < -a.cfg.DeviceOffset
+		if waiting && (a.allDecided() || m.LogTime.Sub(a.rep.Start) > time.Second) {
+			a.startSync()
 		}
-	} else if a.auto && a.sync == nil && a.sr == nil && logTime.Sub(a.rep.Start) > time.Second {
+	} else if waiting && m.LogTime.Sub(a.rep.Start) > time.Second {
 		a.startSync()
 	}
 	if !a.auto && a.sr == nil {
 		a.startSync()
 	}
-	if hdr >= 0 {
-		ts.pll.Update(logTime, uint64(hdr))
-		ts.plots.clockStamp.Add(int64(logTime), float64(hdr.Sub(ts.plots.clockFirst))/1e9)
-		if c, ok := ts.pll.Corrected(uint64(hdr)); ok {
-			ts.plots.clockResidual.Add(int64(logTime), float64(logTime.Sub(c)))
+}
+
+// allDecided reports whether every topic with a Header has shown a
+// stamp.
+func (a *Analyzer) allDecided() bool {
+	for _, o := range a.topics {
+		if o.est != nil && !o.decided {
+			return false
 		}
 	}
+	return true
+}
+
+// fitClock feeds a stamp received at logTime to the topic's clock fit,
+// the header stamp taken as a device clock's ticks (ns).
+func (ts *topicState) fitClock(logTime, hdr stamp.Time) {
+	ts.pll.Update(logTime, uint64(hdr))
+	ts.plots.clockStamp.Add(int64(logTime), float64(hdr.Sub(ts.plots.clockFirst))/1e9)
+	if c, ok := ts.pll.Corrected(uint64(hdr)); ok {
+		ts.plots.clockResidual.Add(int64(logTime), float64(logTime.Sub(c)))
+	}
+}
+
+// estimate runs a stamp through the topic's estimator and returns its
+// estimate and whether the estimator left it as received. It notes the
+// gap the estimator found before the sample, or takes back the last one
+// when the estimator took a loss back, and the correction.
+func (a *Analyzer) estimate(ts *topicState, m Message) (est stamp.Time, uncorrected bool) {
+	r, hdr := ts.r, m.Header
 	lost0 := ts.est.LostSamples()
 	est, err := ts.est.Update(hdr)
 	if err != nil {
 		est = hdr
 	}
-	uncorrected := err != nil || ts.est.Uncorrected()
+	uncorrected = err != nil || ts.est.Uncorrected()
 	if uncorrected {
 		r.Uncorrected++
 	}
@@ -566,77 +625,81 @@ func (a *Analyzer) Add(id int, logTime stamp.Time, hdr stamp.Time, hasHeader, ma
 	case lost > lost0 && ts.have:
 		// The estimator found samples missing before this one: a gap.
 		r.Gaps++
-		a.noteGap(ts, Gap{At: logTime, Length: hdr.Sub(ts.prevHdr), Missing: int64(lost - lost0)})
+		a.noteGap(ts, Gap{At: m.LogTime, Length: hdr.Sub(ts.prevHdr), Missing: int64(lost - lost0)})
 	case lost < lost0 && r.Gaps > 0:
 		// It took a loss back (a sample came a period early): the last
 		// gap was none.
 		r.Gaps--
-		if i := len(ts.gaps) - 1; i >= 0 {
-			last := 0
-			for k := range ts.gaps {
-				if ts.gaps[k].At > ts.gaps[last].At {
-					last = k
-				}
-			}
-			ts.gaps = append(ts.gaps[:last], ts.gaps[last+1:]...)
-		}
+		ts.dropLastGap()
 	}
 	corr := hdr.Sub(est)
 	ts.corr.Add(corr)
-	ts.plots.correction.Add(int64(logTime), float64(corr))
-	bad := false
-	if ts.have {
-		d := hdr.Sub(ts.prevHdr)
-		switch {
-		case d == 0:
-			r.Duplicates++
-			bad = true
-		case d < 0:
-			r.Backward++
-			bad = true
-		}
-		ts.plots.stampInterval.Add(int64(logTime), float64(d))
-		gap := false
-		// Before and after are measured on the same intervals: those
-		// between two stamps the estimator corrected. One it left as
-		// received (the fit's warm-up, whose period is still young; a
-		// sample after a loss not yet decided) is counted apart, in
-		// Uncorrected.
-		if p := ts.est.Period(); p > 0 && d > 0 && !uncorrected && !ts.prevUncorrected {
-			k := int64(math.Round(float64(d) / float64(p)))
-			var devB, devA time.Duration
-			haveB, haveA := false, false
-			if k >= 1 {
-				devB, haveB = d-time.Duration(k)*p, true
-				ts.jb.Add(devB)
-				ts.plots.jitBefore.Add(devB)
-			}
-			gap = k >= 2
-			// Gaps are found on the estimates: a late stamp in a
-			// heavy-tailed jitter is no gap.
-			de := est.Sub(ts.prevEst)
-			ke := int64(math.Round(float64(de) / float64(p)))
-			if ke >= 1 {
-				devA, haveA = de-time.Duration(ke)*p, true
-				ts.ja.Add(devA)
-				ts.plots.jitAfter.Add(devA)
-			}
-			if haveB && haveA && ke == k {
-				// Where the estimates count other periods between the two
-				// samples than the rounded stamps do, the estimator has
-				// decided (a late sample is no gap; a sample after a loss
-				// is not late): the stamps' count is no measure of it.
-				a.noteWorse(ts, devB, devA, p, gap)
-			}
-		}
-		ts.prevGap = gap
+	ts.plots.correction.Add(int64(m.LogTime), float64(corr))
+	return est, uncorrected
+}
+
+// dropLastGap forgets the latest of the longest gaps kept.
+func (ts *topicState) dropLastGap() {
+	if len(ts.gaps) == 0 {
+		return
 	}
-	ts.prevHdr, ts.prevEst, ts.have, ts.prevBad = hdr, est, true, bad
-	ts.prevUncorrected = uncorrected
-	if ts.syncIdx >= 0 && a.sync != nil {
-		a.sr.Messages[ts.syncIdx]++
-		a.sync.Add(tsync.Message[struct{}]{Topic: ts.syncIdx, Stamp: hdr, Arrival: logTime})
+	last := 0
+	for k := range ts.gaps {
+		if ts.gaps[k].At > ts.gaps[last].At {
+			last = k
+		}
 	}
+	ts.gaps = append(ts.gaps[:last], ts.gaps[last+1:]...)
+}
+
+// compareIntervals compares the interval from the topic's previous stamp
+// to this one with the interval of their estimates: stamps that repeat or
+// go back, and each interval's deviation from whole periods (the jitter
+// before and after correction).
+func (a *Analyzer) compareIntervals(ts *topicState, m Message, est stamp.Time, uncorrected bool) {
+	r := ts.r
+	d := m.Header.Sub(ts.prevHdr)
+	switch {
+	case d == 0:
+		r.Duplicates++
+	case d < 0:
+		r.Backward++
+	}
+	ts.plots.stampInterval.Add(int64(m.LogTime), float64(d))
+	gap := false
+	// Before and after are measured on the same intervals: those
+	// between two stamps the estimator corrected. One it left as
+	// received (the fit's warm-up, whose period is still young; a
+	// sample after a loss not yet decided) is counted apart, in
+	// Uncorrected.
+	if p := ts.est.Period(); p > 0 && d > 0 && !uncorrected && !ts.prevUncorrected {
+		k := int64(math.Round(float64(d) / float64(p)))
+		var devB, devA time.Duration
+		haveB, haveA := false, false
+		if k >= 1 {
+			devB, haveB = d-time.Duration(k)*p, true
+			ts.jb.Add(devB)
+			ts.plots.jitBefore.Add(devB)
+		}
+		gap = k >= 2
+		// Gaps are found on the estimates: a late stamp in a
+		// heavy-tailed jitter is no gap.
+		de := est.Sub(ts.prevEst)
+		ke := int64(math.Round(float64(de) / float64(p)))
+		if ke >= 1 {
+			devA, haveA = de-time.Duration(ke)*p, true
+			ts.ja.Add(devA)
+			ts.plots.jitAfter.Add(devA)
+		}
+		if haveB && haveA && ke == k {
+			// Where the estimates count other periods between the two
+			// samples than the rounded stamps do, the estimator has
+			// decided (a late sample is no gap; a sample after a loss
+			// is not late): the stamps' count is no measure of it.
+			a.noteWorse(ts, devB, devA, p, gap)
+		}
+	}
+	ts.prevGap = gap
 }
 
 // noteWorse counts a sample whose estimate's interval jitter devA is

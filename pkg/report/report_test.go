@@ -102,11 +102,11 @@ func TestAnalyzer(t *testing.T) {
 			hdr = prev // a driver that sent the same stamp twice
 		}
 		prev = hdr
-		a.Add(0, hdr.Add(200*time.Microsecond), hdr, true, false, 300)
+		a.Add(Message{Topic: 0, LogTime: hdr.Add(200 * time.Microsecond), Header: hdr, HasHeader: true, Size: 300})
 		if i%10 == 0 {
 			dev := stamp.Time(float64(tr.Sub(t0))*(1+50e-6)) + 5e9
-			a.Add(1, tr.Add(time.Millisecond), dev, true, false, 2000)
-			a.Add(2, tr, 0, false, false, 20)
+			a.Add(Message{Topic: 1, LogTime: tr.Add(time.Millisecond), Header: dev, HasHeader: true, Size: 2000})
+			a.Add(Message{Topic: 2, LogTime: tr, Size: 20})
 		}
 	}
 	r := a.Report()
@@ -163,10 +163,10 @@ func TestWritePage(t *testing.T) {
 	over, flat := Series{Cap: 50}, Series{Cap: 50}
 	for i := range 2000 {
 		st := t0.Add(time.Duration(i) * 10 * time.Millisecond)
-		a.Add(0, st, st, true, false, 40)
+		a.Add(Message{Topic: 0, LogTime: st, Header: st, HasHeader: true, Size: 40})
 		if i%4 == 0 {
 			d := time.Duration(1+i%7) * time.Millisecond
-			a.Add(1, st.Add(d), st, true, false, 30)
+			a.Add(Message{Topic: 1, LogTime: st.Add(d), Header: st, HasHeader: true, Size: 30})
 			lat.Add(d)
 			over.Add(int64(st), float64(d)/1e6)
 			flat.Add(int64(st), 2)
@@ -249,7 +249,7 @@ func TestNoPlotsAtOneTime(t *testing.T) {
 	require.NoError(t, a.AddTopic(0, "/units", "dataflash/UNIT", true, "FMT"))
 	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
 	for range 8 {
-		a.Add(0, t0, t0, true, false, 10)
+		a.Add(Message{Topic: 0, LogTime: t0, Header: t0, HasHeader: true, Size: 10})
 	}
 	var buf bytes.Buffer
 	require.NoError(t, a.Report().WriteHTML(&buf, "burst"))
@@ -317,6 +317,45 @@ func BenchmarkHistAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkAnalyzerAdd: one message per Add, round robin over a 100 Hz
+// IMU with 1 ms of jitter, a 50 Hz camera stamped by a device clock 30 ppm
+// fast, and a topic without a Header; the streams repeat, shifted, so the
+// analysis stays in its steady state.
+func BenchmarkAnalyzerAdd(b *testing.B) {
+	a, err := New(DefaultConfig())
+	require.NoError(b, err)
+	require.NoError(b, a.AddTopic(0, "/imu", "sensor_msgs/msg/Imu", true, "schema"))
+	require.NoError(b, a.AddTopic(1, "/cam", "sensor_msgs/msg/Image", true, "schema"))
+	require.NoError(b, a.AddTopic(2, "/str", "std_msgs/msg/String", false, "builtin"))
+	rng := rand.New(rand.NewPCG(7, 8))
+	t0 := stamp.Time(1_700_000_000 * int64(time.Second))
+	var msgs []Message
+	for i := range 20000 {
+		tr := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		hdr := tr.Add(time.Duration(rng.Float64() * 1e6))
+		msgs = append(msgs, Message{Topic: 0, LogTime: hdr.Add(200 * time.Microsecond), Header: hdr, HasHeader: true, Size: 300})
+		if i%2 == 0 {
+			dev := stamp.Time(float64(tr.Sub(t0))*(1+30e-6)) + 5e9
+			msgs = append(msgs, Message{Topic: 1, LogTime: tr.Add(3 * time.Millisecond), Header: dev, HasHeader: true, Size: 2000})
+		}
+		if i%10 == 0 {
+			msgs = append(msgs, Message{Topic: 2, LogTime: tr, Size: 20})
+		}
+	}
+	span := 20000 * 10 * time.Millisecond
+	b.ReportAllocs()
+	j, pass := 0, time.Duration(0)
+	for b.Loop() {
+		m := msgs[j]
+		m.LogTime = m.LogTime.Add(pass)
+		m.Header = m.Header.Add(pass)
+		a.Add(m)
+		if j++; j == len(msgs) {
+			j, pass = 0, pass+span
+		}
+	}
+}
+
 // TestVerdicts: each topic is classified first, and only a periodic one
 // gets an estimate and a recommendation: jittery host stamps are
 // corrected (their gaps cost the estimates nothing), clean ones (a jitter
@@ -337,20 +376,20 @@ func TestVerdicts(t *testing.T) {
 	for i := range 3000 {
 		tr := t0.Add(time.Duration(i) * 10 * time.Millisecond)
 		hdr := tr.Add(time.Duration(rng.Float64() * 2e6))
-		a.Add(0, hdr.Add(100*time.Microsecond), hdr, true, false, 100)
+		a.Add(Message{Topic: 0, LogTime: hdr.Add(100 * time.Microsecond), Header: hdr, HasHeader: true, Size: 100})
 		if i%300 != 7 { // a sample lost now and then
 			clean := tr.Add(time.Duration(rng.IntN(1000)))
-			a.Add(1, clean.Add(3*time.Millisecond), clean, true, false, 100)
+			a.Add(Message{Topic: 1, LogTime: clean.Add(3 * time.Millisecond), Header: clean, HasHeader: true, Size: 100})
 		}
 		if i%10 == 0 {
 			dev := stamp.Time(float64(tr.Sub(t0))*(1-30e-6)) + 7e9
-			a.Add(2, tr.Add(time.Duration(rng.Float64()*1e6)), dev, true, false, 100)
+			a.Add(Message{Topic: 2, LogTime: tr.Add(time.Duration(rng.Float64() * 1e6)), Header: dev, HasHeader: true, Size: 100})
 		}
 		if i < 4 {
-			a.Add(3, tr, tr, true, false, 10)
+			a.Add(Message{Topic: 3, LogTime: tr, Header: tr, HasHeader: true, Size: 10})
 		}
 		if tr >= nextEvent {
-			a.Add(4, tr, tr, true, false, 10)
+			a.Add(Message{Topic: 4, LogTime: tr, Header: tr, HasHeader: true, Size: 10})
 			nextEvent = tr.Add(time.Duration(rng.ExpFloat64() * 3e8))
 		}
 	}
@@ -419,15 +458,15 @@ func TestReportsOfOddRecordings(t *testing.T) {
 		"one-off only": func(a *Analyzer) {
 			require.NoError(t, a.AddTopic(0, "/map", "nav_msgs/msg/OccupancyGrid", true, "schema"))
 			require.NoError(t, a.AddTopic(1, "/params", "rcl_interfaces/msg/ParameterEvent", false, "builtin"))
-			a.Add(0, t0, t0, true, false, 100)
+			a.Add(Message{Topic: 0, LogTime: t0, Header: t0, HasHeader: true, Size: 100})
 			for i := range 5 {
-				a.Add(1, t0.Add(time.Duration(i)*time.Second), 0, false, false, 10)
+				a.Add(Message{Topic: 1, LogTime: t0.Add(time.Duration(i) * time.Second), Size: 10})
 			}
 		},
 		"stamps never set": func(a *Analyzer) {
 			require.NoError(t, a.AddTopic(0, "/imu", "sensor_msgs/msg/Imu", true, "schema"))
 			for i := range 500 {
-				a.Add(0, t0.Add(time.Duration(i)*10*time.Millisecond), 0, true, false, 100)
+				a.Add(Message{Topic: 0, LogTime: t0.Add(time.Duration(i) * 10 * time.Millisecond), HasHeader: true, Size: 100})
 			}
 			require.Contains(t, a.Report().Topics[0].ClassWhy, "never set")
 		},
@@ -468,7 +507,7 @@ func TestReportSaysThePeriodChanged(t *testing.T) {
 		}
 		tr = tr.Add(p)
 		hdr := tr.Add(time.Duration(rng.Float64() * 2e6))
-		a.Add(0, hdr.Add(100*time.Microsecond), hdr, true, false, 100)
+		a.Add(Message{Topic: 0, LogTime: hdr.Add(100 * time.Microsecond), Header: hdr, HasHeader: true, Size: 100})
 	}
 	r := a.Report()
 	cam := r.Topics[0]

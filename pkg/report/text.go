@@ -52,105 +52,135 @@ func shortType(t string) string {
 // analysis.
 func (r *Report) WriteTable(w io.Writer) error {
 	var tb strings.Builder
-	tw := tabwriter.NewWriter(&tb, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "topic\ttype\tmsgs\trate\tperiod\tjitter std\tjitter p99\tlatency p50 / p99\tgaps (missing)\tdup\tback\tclock")
-	fmt.Fprintln(tw, "\t\t\t\t\tbefore → after\tbefore → after\t\t\t\t\t")
-	var notes []string
-	var others []*TopicReport
-	for _, t := range r.Topics {
-		if t.Malformed > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %d messages of a Header-first type did not parse (skipped)", t.Name, t.Malformed))
-		}
-		if t.Class != Periodic {
-			others = append(others, t)
-			continue
-		}
-		rate := "-"
-		if t.RateHz > 0 {
-			rate = fmt.Sprintf("%.4g Hz", t.RateHz)
-		}
-		if t.Stamped == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t\t(%s)\t\t\t\t\t\t\n", t.Name, shortType(t.Type), t.Count, rate, noStampWhy(t))
-			continue
-		}
-		clock := "host"
-		lat := Dur(t.Latency.P50) + " / " + Dur(t.Latency.P99)
-		if t.DeviceClock {
-			lat = "-"
-			clock = "device"
-			if t.ClockValid {
-				clock = fmt.Sprintf("device %+.1f ppm, offset %s", t.SkewPPM, Dur(t.ClockOffset))
-			}
-		} else if t.ClockValid && math.Abs(t.SkewPPM) >= 1 {
-			clock = fmt.Sprintf("host %+.1f ppm", t.SkewPPM)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s → %s\t%s → %s\t%s\t%d (%d)\t%d\t%d\t%s\n",
-			t.Name, shortType(t.Type), t.Count, rate, Dur(t.Period),
-			Dur(t.JitterBefore.Std), Dur(t.JitterAfter.Std), Dur(absMax(t.JitterBefore)), Dur(absMax(t.JitterAfter)),
-			lat, t.Gaps, t.Missing, t.Duplicates, t.Backward, clock)
-	}
-	if len(others) == len(r.Topics) {
-		tb.Reset() // no periodic topic: no table of them
-		fmt.Fprintln(w, "no periodic topic")
-	} else if err := flushTrimmed(w, tw, &tb); err != nil {
+	others, err := r.writePeriodic(w, &tb)
+	if err != nil {
 		return err
 	}
 	if len(others) > 0 {
-		fmt.Fprintln(w, "\nnot periodic (no period, jitter, gaps or estimate):")
-		tw = tabwriter.NewWriter(&tb, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "topic\ttype\tmsgs\tclass\tspan\toccurrence\twhy")
-		for _, t := range others {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, shortType(t.Type), t.Count, t.Class, Dur(t.Span), occurrence(t), t.ClassWhy)
-		}
-		if err := flushTrimmed(w, tw, &tb); err != nil {
+		if err := writeNotPeriodic(w, &tb, others); err != nil {
 			return err
 		}
 	}
-	for _, n := range notes {
-		fmt.Fprintln(w, "note:", n)
-	}
-	var todo []*TopicReport
 	for _, t := range r.Topics {
-		if t.Verdict.Action != NoAction && t.Verdict.Action != "" {
-			todo = append(todo, t)
+		if t.Malformed > 0 {
+			fmt.Fprintf(w, "note: %s: %d messages of a Header-first type did not parse (skipped)\n", t.Name, t.Malformed)
 		}
 	}
-	if len(todo) > 0 {
-		fmt.Fprintln(w, "\nwhat to do with the stamps:")
-		for _, t := range todo {
-			fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Verdict.Text)
-			if t.Verdict.Command != "" {
-				fmt.Fprintf(w, "    %s\n", t.Verdict.Command)
-			}
-		}
-		if r.FixCommand != "" && strings.Count(r.FixCommand, "--apply") > 1 {
-			fmt.Fprintf(w, "  all at once: %s\n", r.FixCommand)
-		}
-	}
+	r.writeActions(w)
 	if len(r.Offsets) > 0 {
 		fmt.Fprintln(w, "\noffsets between host-stamped streams (B's stamps minus A's for simultaneous events, from median latencies):")
 		for _, o := range r.Offsets {
 			fmt.Fprintf(w, "  %s → %s: %s\n", o.A, o.B, Dur(o.Offset))
 		}
 	}
-	if s := r.Sync; s != nil {
-		fmt.Fprintf(w, "\nApproximateTime on %s:", strings.Join(s.Topics, ", "))
-		if s.Skipped != "" {
-			fmt.Fprintf(w, " not analysed: %s\n", s.Skipped)
-			return nil
-		}
-		fmt.Fprintf(w, " %d sets, spread p50 %s, p99 %s, max %s\n", s.Sets, Dur(s.Spread.P50), Dur(s.Spread.P99), Dur(s.Spread.Max))
-		for i, name := range s.Topics {
-			fmt.Fprintf(w, "  %s: %s\n", name, s.counts(i))
-		}
-		for _, n := range s.Notes {
-			fmt.Fprintln(w, "note:", n)
-		}
-		sg := s.Suggested
-		fmt.Fprintf(w, "suggested synchronizer parameters: queue_size: %d, max_interval_sec: %.6g, age_penalty: %g, lower_bounds_sec: [%s]\n",
-			sg.QueueSize, sg.MaxInterval.Seconds(), sg.AgePenalty, secs(sg.LowerBounds))
+	if r.Sync != nil {
+		r.Sync.writeTable(w)
 	}
 	return nil
+}
+
+// writePeriodic writes the table of the periodic topics (tb holds it
+// while tabwriter aligns it) and returns the other topics.
+func (r *Report) writePeriodic(w io.Writer, tb *strings.Builder) (others []*TopicReport, err error) {
+	tw := tabwriter.NewWriter(tb, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "topic\ttype\tmsgs\trate\tperiod\tjitter std\tjitter p99\tlatency p50 / p99\tgaps (missing)\tdup\tback\tclock")
+	fmt.Fprintln(tw, "\t\t\t\t\tbefore → after\tbefore → after\t\t\t\t\t")
+	for _, t := range r.Topics {
+		if t.Class != Periodic {
+			others = append(others, t)
+			continue
+		}
+		writePeriodicRow(tw, t)
+	}
+	if len(others) == len(r.Topics) {
+		tb.Reset() // no periodic topic: no table of them
+		fmt.Fprintln(w, "no periodic topic")
+		return others, nil
+	}
+	return others, flushTrimmed(w, tw, tb)
+}
+
+// writePeriodicRow writes a periodic topic's row: its rate and period,
+// the jitter before and after correction, latency, gaps and clock.
+func writePeriodicRow(tw io.Writer, t *TopicReport) {
+	rate := "-"
+	if t.RateHz > 0 {
+		rate = fmt.Sprintf("%.4g Hz", t.RateHz)
+	}
+	if t.Stamped == 0 {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t\t(%s)\t\t\t\t\t\t\n", t.Name, shortType(t.Type), t.Count, rate, noStampWhy(t))
+		return
+	}
+	clock := "host"
+	lat := Dur(t.Latency.P50) + " / " + Dur(t.Latency.P99)
+	if t.DeviceClock {
+		lat = "-"
+		clock = "device"
+		if t.ClockValid {
+			clock = fmt.Sprintf("device %+.1f ppm, offset %s", t.SkewPPM, Dur(t.ClockOffset))
+		}
+	} else if t.ClockValid && math.Abs(t.SkewPPM) >= 1 {
+		clock = fmt.Sprintf("host %+.1f ppm", t.SkewPPM)
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s → %s\t%s → %s\t%s\t%d (%d)\t%d\t%d\t%s\n",
+		t.Name, shortType(t.Type), t.Count, rate, Dur(t.Period),
+		Dur(t.JitterBefore.Std), Dur(t.JitterAfter.Std), Dur(absMax(t.JitterBefore)), Dur(absMax(t.JitterAfter)),
+		lat, t.Gaps, t.Missing, t.Duplicates, t.Backward, clock)
+}
+
+// writeNotPeriodic writes the table of the topics that are not periodic.
+func writeNotPeriodic(w io.Writer, tb *strings.Builder, others []*TopicReport) error {
+	fmt.Fprintln(w, "\nnot periodic (no period, jitter, gaps or estimate):")
+	tw := tabwriter.NewWriter(tb, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "topic\ttype\tmsgs\tclass\tspan\toccurrence\twhy")
+	for _, t := range others {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, shortType(t.Type), t.Count, t.Class, Dur(t.Span), occurrence(t), t.ClassWhy)
+	}
+	return flushTrimmed(w, tw, tb)
+}
+
+// writeActions writes what to do with each topic's stamps that needs
+// something done, with its command.
+func (r *Report) writeActions(w io.Writer) {
+	var todo []*TopicReport
+	for _, t := range r.Topics {
+		if t.Verdict.Action != NoAction && t.Verdict.Action != "" {
+			todo = append(todo, t)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nwhat to do with the stamps:")
+	for _, t := range todo {
+		fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Verdict.Text)
+		if t.Verdict.Command != "" {
+			fmt.Fprintf(w, "    %s\n", t.Verdict.Command)
+		}
+	}
+	if r.FixCommand != "" && strings.Count(r.FixCommand, "--apply") > 1 {
+		fmt.Fprintf(w, "  all at once: %s\n", r.FixCommand)
+	}
+}
+
+// writeTable writes the ApproximateTime analysis: its sets and spread,
+// each topic's counts, notes and the suggested parameters.
+func (s *SyncReport) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "\nApproximateTime on %s:", strings.Join(s.Topics, ", "))
+	if s.Skipped != "" {
+		fmt.Fprintf(w, " not analysed: %s\n", s.Skipped)
+		return
+	}
+	fmt.Fprintf(w, " %d sets, spread p50 %s, p99 %s, max %s\n", s.Sets, Dur(s.Spread.P50), Dur(s.Spread.P99), Dur(s.Spread.Max))
+	for i, name := range s.Topics {
+		fmt.Fprintf(w, "  %s: %s\n", name, s.counts(i))
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	sg := s.Suggested
+	fmt.Fprintf(w, "suggested synchronizer parameters: queue_size: %d, max_interval_sec: %.6g, age_penalty: %g, lower_bounds_sec: [%s]\n",
+		sg.QueueSize, sg.MaxInterval.Seconds(), sg.AgePenalty, secs(sg.LowerBounds))
 }
 
 // flushTrimmed flushes tw (writing into tb) to w without trailing blanks,

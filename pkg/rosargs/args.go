@@ -83,92 +83,31 @@ func ParseArgs(argv []string) (*Args, error) {
 	firstUnknown := -1
 	for i := 0; i < len(argv); i++ {
 		arg := argv[i]
-		if !inROS {
-			if arg == "--ros-args" {
-				inROS = true
-				continue
-			}
-			if r, err := parseRemap(arg); err == nil {
-				a.Remaps = append(a.Remaps, r)
-				a.Warnings = append(a.Warnings, fmt.Sprintf(
-					"found remap rule '%s'. This syntax is deprecated. Use '--ros-args --remap %s' instead.", arg, arg))
-				continue
-			}
-			a.Other = append(a.Other, arg)
-			continue
-		}
-		switch arg {
-		case "--ros-args":
-			continue
-		case "--":
+		switch {
+		case arg == "--ros-args":
+			inROS = true
+		case !inROS:
+			a.addOther(arg)
+		case arg == "--":
 			inROS = false
-			continue
-		}
-		next := func(what string) (string, error) {
+		default:
+			what, take, ok := valueFlag(arg)
+			if !ok {
+				if !a.parseToggle(arg) {
+					if firstUnknown < 0 {
+						firstUnknown = i
+					}
+					unknown = append(unknown, "'"+arg+"'")
+				}
+				continue
+			}
 			if i+1 >= len(argv) {
-				return "", &ArgError{Index: i, Arg: arg, Msg: "no " + what + " after it", Err: ErrSyntax}
+				return nil, &ArgError{Index: i, Arg: arg, Msg: "no " + what + " after it", Err: ErrSyntax}
 			}
 			i++
-			return argv[i], nil
-		}
-		bad := func(val string, err error) error {
-			return &ArgError{Index: i - 1, Arg: arg, Msg: fmt.Sprintf("couldn't parse %q: %v", val, err), Err: errors.Join(ErrSyntax, err)}
-		}
-		switch arg {
-		case "-p", "--param":
-			v, err := next("parameter override rule")
-			if err != nil {
-				return nil, err
+			if err := take(a, argv[i]); err != nil {
+				return nil, &ArgError{Index: i - 1, Arg: arg, Msg: fmt.Sprintf("couldn't parse %q: %v", argv[i], err), Err: errors.Join(ErrSyntax, err)}
 			}
-			rule, err := parseParamRule(v)
-			if err != nil {
-				return nil, bad(v, err)
-			}
-			a.Params = append(a.Params, rule)
-		case "-r", "--remap":
-			v, err := next("remap rule")
-			if err != nil {
-				return nil, err
-			}
-			rule, err := parseRemap(v)
-			if err != nil {
-				return nil, bad(v, err)
-			}
-			a.Remaps = append(a.Remaps, rule)
-		case "--params-file":
-			v, err := next("file path")
-			if err != nil {
-				return nil, err
-			}
-			a.ParamFiles = append(a.ParamFiles, v)
-		case "--log-level":
-			v, err := next("log level")
-			if err != nil {
-				return nil, err
-			}
-			if err := a.parseLogLevel(v); err != nil {
-				return nil, bad(v, err)
-			}
-		case "--log-config-file":
-			v, err := next("file path")
-			if err != nil {
-				return nil, err
-			}
-			a.LogConfigFile = v
-		case "-e", "--enclave":
-			v, err := next("enclave")
-			if err != nil {
-				return nil, err
-			}
-			a.Enclave = v
-		default:
-			if a.parseToggle(arg) {
-				continue
-			}
-			if firstUnknown < 0 {
-				firstUnknown = i
-			}
-			unknown = append(unknown, "'"+arg+"'")
 		}
 	}
 	if len(unknown) > 0 {
@@ -176,6 +115,56 @@ func ParseArgs(argv []string) (*Args, error) {
 			Msg: "found unknown ROS arguments: " + strings.Join(unknown, ", "), Err: ErrUnknownArg}
 	}
 	return a, nil
+}
+
+// addOther takes an argument outside --ros-args: a deprecated remap rule
+// (from:=to, with a warning), or one for the program (Other).
+func (a *Args) addOther(arg string) {
+	if r, err := parseRemap(arg); err == nil {
+		a.Remaps = append(a.Remaps, r)
+		a.Warnings = append(a.Warnings, fmt.Sprintf(
+			"found remap rule '%s'. This syntax is deprecated. Use '--ros-args --remap %s' instead.", arg, arg))
+		return
+	}
+	a.Other = append(a.Other, arg)
+}
+
+// valueFlag returns, for a ROS argument that takes the next argument as
+// its value, what that value is (for the error when it is missing) and
+// the function that takes it into the Args; ok is false for any other
+// argument.
+func valueFlag(arg string) (what string, take func(a *Args, v string) error, ok bool) {
+	switch arg {
+	case "-p", "--param":
+		return "parameter override rule", (*Args).addParam, true
+	case "-r", "--remap":
+		return "remap rule", (*Args).addRemap, true
+	case "--params-file":
+		return "file path", func(a *Args, v string) error { a.ParamFiles = append(a.ParamFiles, v); return nil }, true
+	case "--log-level":
+		return "log level", (*Args).parseLogLevel, true
+	case "--log-config-file":
+		return "file path", func(a *Args, v string) error { a.LogConfigFile = v; return nil }, true
+	case "-e", "--enclave":
+		return "enclave", func(a *Args, v string) error { a.Enclave = v; return nil }, true
+	}
+	return "", nil, false
+}
+
+func (a *Args) addParam(v string) error {
+	rule, err := parseParamRule(v)
+	if err == nil {
+		a.Params = append(a.Params, rule)
+	}
+	return err
+}
+
+func (a *Args) addRemap(v string) error {
+	rule, err := parseRemap(v)
+	if err == nil {
+		a.Remaps = append(a.Remaps, rule)
+	}
+	return err
 }
 
 func (a *Args) parseToggle(arg string) bool {

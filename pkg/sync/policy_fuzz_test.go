@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/fuzzcheck"
+	"github.com/timealign/timealign/internal/testutil/fuzzcheck"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 

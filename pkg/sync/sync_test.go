@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/timealign/timealign/internal/fuzzcheck"
+	"github.com/timealign/timealign/internal/testutil/fuzzcheck"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 

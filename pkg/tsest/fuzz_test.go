@@ -153,8 +153,8 @@ func (in events) run() error {
 		if st.WindowSize > MaxWindowSamples || uint64(st.WindowSize) > st.Samples {
 			return fmt.Errorf("op %d: window of %d samples (%d seen)", i, st.WindowSize, st.Samples)
 		}
-		if math.IsNaN(e.period) || math.IsNaN(e.latency) || e.period < 0 || st.Period < 0 {
-			return fmt.Errorf("op %d: period %v, latency %v", i, e.period, e.latency)
+		if math.IsNaN(e.fit.period) || math.IsNaN(e.ref.latency) || e.fit.period < 0 || st.Period < 0 {
+			return fmt.Errorf("op %d: period %v, latency %v", i, e.fit.period, e.ref.latency)
 		}
 		// Without references the latency is MinLatency (to a float64's
 		// precision), however large.

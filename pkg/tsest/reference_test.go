@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/benchdata"
+	"github.com/timealign/timealign/internal/testutil/benchdata"
 	"github.com/timealign/timealign/pkg/csvio"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"

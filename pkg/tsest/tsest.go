@@ -209,24 +209,45 @@ type Status struct {
 // Estimator estimates acquisition times. It is not safe for concurrent use:
 // one goroutine owns it. The zero value is not usable: use New.
 type Estimator struct {
-	cfg    Config
-	window float64 // ns
-	prior  float64 // period to use while the fit is short, ns (0: none)
+	cfg     Config
+	window  float64 // cfg.Window, ns
+	idxMask uint64  // indexes wrap at idxMask + 1 (Config.IndexBits)
 
-	hulls     hull.Switching
-	started   bool
+	// Where the stream is: the index of the last sample (k) and of the
+	// sample received last (recvK), that receive time and the last
+	// estimate.
+	k        int64
+	recvK    int64
+	lastRecv stamp.Time
+	lastEst  stamp.Time
+
+	fit    fitState    // the line under the samples and the period
+	input  inputState  // the samples' indexes, and stamps that go back or repeat
+	change changeState // whether the line still fits the stream (checkChange)
+	loss   lossState   // suspects, losses inferred and announced, ambiguity
+	warmup warmupState // the first samples of a fit without a known period
+	ref    refState    // the latency: hardware references, or MinLatency
+
+	st Status
+}
+
+// fitState is the line the estimates come from. The samples are points
+// (x: index − baseK, y: receive time − baseT), pushed into hulls switched
+// every window; the line is fitted under them (fitLine), and the period is
+// its slope.
+type fitState struct {
+	started   bool       // a first sample set the origin
 	baseT     stamp.Time // y origin
 	baseK     int64      // x origin
+	hulls     hull.Switching
 	youngFrom stamp.Time // receive time the younger hull started at
-
-	k        int64 // index of the last sample
-	lastRecv stamp.Time
-	recvK    int64 // index of the sample received at lastRecv
-	lastEst  stamp.Time
-	line     hull.Line
-	haveLine bool
-	period   float64 // ns
-	smooth   float64 // smoothed fitted slope, ns per sample
+	line      hull.Line
+	haveLine  bool
+	period    float64 // ns
+	prior     float64 // period to use while the fit is short, ns (0: none)
+	smooth    float64 // smoothed fitted slope, ns per sample
+	fits      int     // updates since the smoothing started (fitEvery)
+	priorN    float64 // fits the prior period weighs (restart)
 	// long: the same points in hulls switched every longWindows windows
 	// (longFrom: when its younger one started), whose fitted slope
 	// (longSlope, 0 for none) is the period once it spans more than the
@@ -234,41 +255,60 @@ type Estimator struct {
 	long      hull.Switching
 	longFrom  stamp.Time
 	longSlope float64
-	fits      int
-	priorN    float64 // fits the prior period weighs (restart)
-	// fitHeight: the largest height above the line of the current
-	// fit's samples, which bounds how far an estimate may be from its
-	// receive stamp.
-	fitHeight float64
-	fitN      int // samples fitHeight has seen
-	// The change test's run (checkChange): its length, least and
-	// greatest height above the line, and the steady multiple of the
-	// period its samples came at (0: none).
-	chN          int
-	chMin, chMax float64
-	chMult       int64
-	chRun        int // records in a row: above (> 0) or below (< 0)
-	chMultRun    int // samples in a row at the multiple chMult
-	// lastChange: when the last change was found; unsettled: the one
-	// before was within unsettledWindows, so the estimates are the
-	// receive stamps until a fit holds for a window.
-	lastChange stamp.Time
-	unsettled  bool
+	mature    bool // the fit covers enough samples to judge lateness
+	// height: the largest height above the line of the current fit's
+	// samples, which bounds how far an estimate may be from its receive
+	// stamp; heightN: the samples it has seen.
+	height  float64
+	heightN int
+}
 
-	// A suspect sample (late by at least 0.9 period) is held out of the
-	// hulls until the next sample tells whether it followed a loss or was
-	// late; its estimate is given at once.
+// inputState follows the samples' own indexes (UpdateIndex), stamps that
+// go back (a run of them is a host clock step) and stamps that repeat (a
+// burst, or a clock that stalls).
+type inputState struct {
+	haveIndex bool
+	lastIndex uint64
+	backRun   int // samples in a row behind the previous receive time
+	backLast  stamp.Time
+	dupRun    int     // duplicates of the last stamp in a row
+	dupPeriod float64 // the period when the run began
+	advanced  bool    // the stamps have advanced since the fit started
+}
+
+// changeState is the change test's run (checkChange): its length (n),
+// least and greatest height above the line, and the steady multiple of the
+// period its samples came at (0: none); records in a row, above (> 0) or
+// below (< 0) the line; samples in a row at the multiple.
+type changeState struct {
+	n               int
+	lowest, highest float64
+	mult            int64
+	records         int
+	multRun         int
+	// last: when the last change was found; unsettled: the one before
+	// was within unsettledWindows, so the estimates are the receive stamps
+	// until a fit holds for a window.
+	last      stamp.Time
+	unsettled bool
+}
+
+// lossState decides which samples followed losses. A suspect sample (late
+// by at least 0.9 period) is held out of the hulls until the next sample
+// tells whether it followed a loss or was late; its estimate is given at
+// once.
+type lossState struct {
 	pending   bool
 	pendT     stamp.Time
 	pendFrom  int64 // index before the suspect
 	pendLost  int64 // whole periods late it showed
 	pendGuess int64 // losses assumed when it was stamped
 	pendSure  bool  // the guess is the stream's habit (its suspects have been losses)
-	losses    uint64
-	bursts    uint64
-	lateOnly  uint64
-	inferred  uint64 // losses inferred from timing since the fit started
-	mature    bool   // the fit covers enough samples to judge lateness
+	// How the stream's suspects turned out: losses, bursts, late samples.
+	losses   uint64
+	bursts   uint64
+	lateOnly uint64
+	inferred uint64 // losses inferred from timing since the fit started
 	// ambiguous: the jitter is too large, against the fitted period, to
 	// tell a late sample from a lost one (see Status.Ambiguous); refit:
 	// it was raised on a fit that had inferred losses, which the next
@@ -280,52 +320,48 @@ type Estimator struct {
 	// taint: the losses inferred from timing (net of recounts) since the
 	// last refit; fits after a restart inherit the period they gave.
 	taint uint64
-
-	// Warm-up without a known period: the first samples' receive times.
-	warm bool
-	wu   [warmup]stamp.Time
-	wuN  int
-	wuX  [warmup]int64 // their indexes from the base, once settled
-	// wuOff: the intervals no longer show the losses (losses were
-	// announced, or a sample with a wrong stamp took an index, during the
-	// warm-up).
-	wuOff bool
-
+	// announced: losses announced (UpdateLoss) and not yet seen; annTTL:
+	// updates left before they are rejected.
 	announced int64
 	annTTL    int
+}
 
-	haveIndex bool
-	lastIndex uint64
-	idxMask   uint64
+// warmupState holds the first samples of a fit without a known period:
+// their receive times (t), until settleWarmup finds their losses from
+// their intervals and their indexes from the base (x).
+type warmupState struct {
+	on bool
+	t  [warmup]stamp.Time
+	n  int
+	x  [warmup]int64
+	// off: the intervals no longer show the losses (losses were
+	// announced, or a sample with a wrong stamp took an index, during the
+	// warm-up).
+	off bool
+}
 
-	backRun  int
-	backLast stamp.Time
-
-	dupRun    int     // duplicates of the last stamp in a row
-	dupPeriod float64 // the period when the run began
-	advanced  bool    // the stamps have advanced since the fit started
-
+// refState is the latency subtracted from the line: MinLatency, or what
+// hardware references show.
+type refState struct {
 	latency float64 // ns
-	// haveRef: the latency comes from references. refLat is the latency a
-	// mature fit's references gave (haveRefLat), which places the next
-	// ones; pendRefs are references kept while the fit is too young to
+	// have: the latency comes from references. lat is the latency a
+	// mature fit's references gave (haveLat), which places the next
+	// ones; pending are references kept while the fit is too young to
 	// place them.
-	haveRef    bool
-	haveRefLat bool
-	refLat     float64
-	pendRefs   [32]stamp.Time
-	pendN      int
+	have     bool
+	haveLat  bool
+	lat      float64
+	pending  [32]stamp.Time
+	pendingN int
 	// The references (index, reference stamp) of the current fit, in hulls
 	// switched with the samples' and the line under them: anchor is its
 	// value at x = 0, anchorSlope its slope, computed for the samples'
 	// slope anchorM.
-	refHulls    hull.Switching
+	hulls       hull.Switching
 	anchor      float64
 	anchorSlope float64
 	anchorM     float64
 	anchorOK    bool
-
-	st Status
 }
 
 // New returns an Estimator for cfg, or the error of cfg.Validate.
@@ -350,13 +386,14 @@ func (e *Estimator) Config() Config { return e.cfg }
 // are kept and Resets counts the call.
 func (e *Estimator) Reset() {
 	st := e.st
-	*e = Estimator{cfg: e.cfg, window: e.window, idxMask: e.idxMask, hulls: e.hulls, refHulls: e.refHulls, long: e.long}
-	e.hulls.Clear()
-	e.long.Clear()
-	e.refHulls.Clear()
-	e.prior = float64(e.cfg.Period)
-	e.period = e.prior
-	e.latency = float64(e.cfg.MinLatency)
+	*e = Estimator{cfg: e.cfg, window: e.window, idxMask: e.idxMask, // the hulls keep their memory
+		fit: fitState{hulls: e.fit.hulls, long: e.fit.long}, ref: refState{hulls: e.ref.hulls}}
+	e.fit.hulls.Clear()
+	e.fit.long.Clear()
+	e.ref.hulls.Clear()
+	e.fit.prior = float64(e.cfg.Period)
+	e.fit.period = e.fit.prior
+	e.ref.latency = float64(e.cfg.MinLatency)
 	e.st = st
 	e.st.Resets++
 	e.st.Stamp, e.st.Period, e.st.Latency, e.st.HaveEstimate = 0, 0, e.cfg.MinLatency, false
@@ -386,19 +423,19 @@ func (e *Estimator) UpdateIndex(t stamp.Time, index uint64) (stamp.Time, error) 
 
 // UpdateLoss announces that one sample was lost.
 func (e *Estimator) UpdateLoss() {
-	e.announced++
-	e.annTTL = 10
-	e.st.ExpectedLosses = uint64(e.announced)
+	e.loss.announced++
+	e.loss.annTTL = 10
+	e.st.ExpectedLosses = uint64(e.loss.announced)
 }
 
 // HaveEstimate reports whether a period is known.
-func (e *Estimator) HaveEstimate() bool { return e.period > 0 }
+func (e *Estimator) HaveEstimate() bool { return e.fit.period > 0 }
 
 // Period returns the estimated period, 0 if none yet.
-func (e *Estimator) Period() time.Duration { return ns(e.period) }
+func (e *Estimator) Period() time.Duration { return ns(e.fit.period) }
 
 // Latency returns the latency subtracted from the fitted line.
-func (e *Estimator) Latency() time.Duration { return ns(e.latency) }
+func (e *Estimator) Latency() time.Duration { return ns(e.ref.latency) }
 
 // MaxJitter returns the largest receive time minus line seen since reset.
 func (e *Estimator) MaxJitter() time.Duration { return e.st.MaxJitter }
@@ -416,23 +453,23 @@ func (e *Estimator) Status() Status {
 	s.Period = e.Period()
 	s.Latency = e.Latency()
 	s.HaveEstimate = e.HaveEstimate()
-	s.Ambiguous = e.ambiguous
-	h := e.hulls.Answering()
+	s.Ambiguous = e.loss.ambiguous
+	h := e.fit.hulls.Answering()
 	s.WindowSize = h.Count()
 	if n := h.Count(); n > 0 {
 		s.WindowLost = max(0, int(math.Round(h.Span()))-(n-1))
 	}
 	s.WindowCapacity = MaxWindowSamples
-	if e.period > 0 {
-		s.WindowCapacity = int(min(MaxWindowSamples, 2*e.window/e.period+1))
+	if e.fit.period > 0 {
+		s.WindowCapacity = int(min(MaxWindowSamples, 2*e.window/e.fit.period+1))
 	}
 	return s
 }
 
 // restart starts a new fit at the sample (t), keeping the period as prior.
 func (e *Estimator) restart(t stamp.Time) {
-	if e.started && e.haveLine {
-		predicted := e.baseT.Add(ns(e.line.At(float64(e.k + 1 - e.baseK))))
+	if e.fit.started && e.fit.haveLine {
+		predicted := e.fit.baseT.Add(ns(e.fit.line.At(float64(e.k + 1 - e.fit.baseK))))
 		e.st.BaseTimeResetOffset = t.Sub(predicted)
 		e.st.BaseTimeResets++
 	}
@@ -440,217 +477,288 @@ func (e *Estimator) restart(t stamp.Time) {
 	// young fit's) weighs in the new fit's smoothed slope as the fits of
 	// the samples it was measured over (priorN): the new fit's first
 	// slopes, over a few samples, are far less precise.
-	e.priorN = 0
-	if e.period > 0 && e.mature && e.started {
-		n := e.hulls.Answering().Count()
-		if e.longSlope > 0 {
-			n = e.long.Answering().Count()
+	e.fit.priorN = 0
+	if e.fit.period > 0 && e.fit.mature && e.fit.started {
+		n := e.fit.hulls.Answering().Count()
+		if e.fit.longSlope > 0 {
+			n = e.fit.long.Answering().Count()
 		}
-		e.priorN = float64(n) / fitEvery
+		e.fit.priorN = float64(n) / fitEvery
 	}
-	if e.period > 0 {
-		e.prior = e.period
+	if e.fit.period > 0 {
+		e.fit.prior = e.fit.period
 	}
-	e.hulls.Clear()
-	e.hulls.Young().Clear()
-	e.long.Clear()
-	e.longSlope = 0
-	e.longFrom = t
-	e.started = true
-	e.baseT, e.baseK = t, e.k
-	e.youngFrom = t
-	e.haveLine = false
-	e.pending = false
-	e.inferred = 0
-	e.highFrac, e.highN = 0, 0
-	e.mature = false
-	e.fits = 0
-	e.fitHeight, e.fitN = 0, 0
-	e.chN, e.chRun, e.chMultRun = 0, 0, 0
-	e.dupRun, e.advanced = 0, false
+	e.fit.hulls.Clear()
+	e.fit.hulls.Young().Clear()
+	e.fit.long.Clear()
+	e.fit.longSlope = 0
+	e.fit.longFrom = t
+	e.fit.started = true
+	e.fit.baseT, e.fit.baseK = t, e.k
+	e.fit.youngFrom = t
+	e.fit.haveLine = false
+	e.loss.pending = false
+	e.loss.inferred = 0
+	e.loss.highFrac, e.loss.highN = 0, 0
+	e.fit.mature = false
+	e.fit.fits = 0
+	e.fit.height, e.fit.heightN = 0, 0
+	e.change.n, e.change.records, e.change.multRun = 0, 0, 0
+	e.input.dupRun, e.input.advanced = 0, false
 	// The indexes may not follow on across a restart: the references are
 	// forgotten, and the last latency stands in until the next one.
-	e.refHulls.Clear()
-	e.anchorOK = false
-	e.pendN = 0
-	if e.haveRefLat {
-		e.latency = e.refLat // not a young line's
+	e.ref.hulls.Clear()
+	e.ref.anchorOK = false
+	e.ref.pendingN = 0
+	if e.ref.haveLat {
+		e.ref.latency = e.ref.lat // not a young line's
 	}
 	e.st.BaseTime = t
 	// Without a period, the first samples are kept to settle their losses
 	// from their intervals once there are enough of them.
-	e.warm = e.prior <= 0 && !e.cfg.NeverInferLoss
-	e.wu[0], e.wuN, e.wuOff = t, 1, false
+	e.warmup.on = e.fit.prior <= 0 && !e.cfg.NeverInferLoss
+	e.warmup.t[0], e.warmup.n, e.warmup.off = t, 1, false
 }
 
 func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time, error) {
-	// The index of this sample: a repeated one is the only rejection.
-	hasIndex := indexed
-	step := int64(1)
-	if indexed && e.haveIndex {
-		d := (index - e.lastIndex) & e.idxMask
+	step := int64(1) // indexes since the previous sample
+	if indexed {
+		var err error
+		if step, indexed, err = e.takeIndex(t, index); err != nil {
+			return e.lastEst, err
+		}
+	}
+	e.st.TimeRaw = t
+	if e.fit.started && t < e.lastRecv {
+		var fitted bool
+		if step, fitted = e.behind(t, step); !fitted {
+			return e.predict(t, step), nil
+		}
+	}
+	e.input.backRun = 0
+	// The sample's index: after a raised ambiguity (loss.refit), a gap or
+	// a stalled stamp the fit restarts at it; otherwise it follows the
+	// previous one by step, or by more where losses place it later.
+	hold := false
+	switch stalled, startOnly := e.noteRepeat(t); {
+	case e.loss.refit && e.fit.started && !stalled && t.Sub(e.lastRecv) <= e.cfg.Window:
+		e.refitAt(t, step)
+	case !e.fit.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window:
+		e.startOver(t, step, startOnly)
+	default:
+		step, hold = e.next(t, step, indexed)
+		e.k += step
+	}
+	e.tickAnnounced()
+	x, y, hold := e.addSample(t, hold)
+	est, corrected := e.estimate(t, x, y, hold)
+	return e.emit(t, est, corrected), nil
+}
+
+// takeIndex returns the step from the previous sample's index to index,
+// the sample's own (UpdateIndex), and whether that index places the
+// sample: after a counter reset or an implausible jump it is placed by
+// timing, and the counter followed from it. A repeated index is the only
+// sample rejected.
+func (e *Estimator) takeIndex(t stamp.Time, index uint64) (step int64, indexed bool, err error) {
+	step, indexed = 1, true
+	if e.input.haveIndex {
+		d := (index - e.input.lastIndex) & e.idxMask
 		switch {
 		case d == 0:
 			e.st.DupIndexes++
-			return e.lastEst, fmt.Errorf("%w: %d", ErrDuplicateIndex, index)
+			return 0, false, fmt.Errorf("%w: %d", ErrDuplicateIndex, index)
 		case e.indexPlausible(t, d):
 			step = int64(d)
 		default:
-			// A counter reset or jump: this sample is placed by timing,
-			// and the counter followed from it.
+			// A counter reset or jump.
 			e.st.IndexResets++
 			indexed = false
 		}
 	}
-	e.st.TimeRaw = t
-	if hasIndex {
-		e.haveIndex = true
-		e.lastIndex = index
-	}
-	if e.started && t < e.lastRecv {
-		e.st.Backward++
-		if e.pending {
-			// Stamped before the suspect (the previous sample): the
-			// suspect was late, not the first after a loss.
-			e.lateOnly++
-			e.flushPending(0)
-		}
-		if e.backRun > 0 && t >= e.backLast {
-			e.backRun++
-		} else {
-			e.backRun = 1
-		}
-		e.backLast = t
-		switch {
-		case e.backRun >= 3:
-			// Three consistent samples behind the old time base: the host
-			// clock stepped back. Start over from this one.
-			e.st.ClockSteps++
-			e.k += step
-			e.restart(t)
-			e.lastEst = stamp.Min
-			step = 0
-		case e.onLine(t, e.k+step):
-			// On the line: its stamp is right and the previous one was
-			// late. It is fitted like any other.
-		default:
-			// Early against the line (or no line to judge it by): its
-			// stamp is wrong. The fit's prediction stamps it.
-			return e.predict(t, step), nil
-		}
-	}
-	e.backRun = 0
+	e.input.haveIndex, e.input.lastIndex = true, index
+	return step, indexed, nil
+}
 
-	// Stamps that stop advancing: a run of duplicates. When they advance
-	// again, a run that began with the fit (stamps that never advanced: an
-	// unstamped start) or lasted longer than a window's worth of periods
-	// (a stalled clock, not a burst) restarts the fit like a gap.
-	stalled, startOnly := false, false
-	if e.started {
-		if t == e.lastRecv {
-			e.st.Duplicates++
-			if e.dupRun == 0 {
-				e.dupPeriod = e.period // the run bends the fit: judge it by the period before
-			}
-			e.dupRun++
-		} else {
-			if e.dupRun > 0 {
-				startOnly = !e.advanced
-				stalled = startOnly || float64(e.dupRun)*e.dupPeriod > e.window
-				if stalled && e.dupPeriod > 0 {
-					// The restart keeps the period from before the stall.
-					e.period, e.smooth = e.dupPeriod, e.dupPeriod
-				}
-			}
-			e.dupRun, e.advanced = 0, true
-		}
-	}
-	hold := false
-
-	if e.refit && e.started && !stalled && t.Sub(e.lastRecv) <= e.cfg.Window {
-		// The losses this fit inferred are not to be trusted, nor the
-		// period they gave: fit again from this sample, settling the
-		// first samples' losses from their intervals (estimates still
-		// never go back).
-		e.refit = false
-		e.period, e.smooth, e.prior = 0, 0, float64(e.cfg.Period)
+// behind takes a sample received before the previous one (t, step indexes
+// later) and reports whether it joins the fit, with the step to place it
+// by: a sample on the line (its stamp is right, the previous one was
+// late), or the third in a row behind the old time base (the host clock
+// stepped back: the fit restarts at it, with step 0). Otherwise, early
+// against the line or with no line to judge it by, its stamp is wrong and
+// the caller stamps it with the fit's prediction.
+func (e *Estimator) behind(t stamp.Time, step int64) (int64, bool) {
+	e.st.Backward++
+	if e.loss.pending {
+		// Stamped before the suspect (the previous sample): the
+		// suspect was late, not the first after a loss.
+		e.loss.lateOnly++
 		e.flushPending(0)
-		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.taint)
-		e.taint = 0
-		e.haveRefLat = false // references were placed by the bad fit
-		e.k += step
-		e.restart(t)
-	} else if !e.started || stalled || t.Sub(e.lastRecv) > e.cfg.Window {
-		if e.started && !startOnly {
-			e.st.Gaps++
-		}
+	}
+	if e.input.backRun > 0 && t >= e.input.backLast {
+		e.input.backRun++
+	} else {
+		e.input.backRun = 1
+	}
+	e.input.backLast = t
+	switch {
+	case e.input.backRun >= 3:
+		e.st.ClockSteps++
 		e.k += step
 		e.restart(t)
 		e.lastEst = stamp.Min
-	} else {
-		switch {
-		case !indexed && e.warm && e.wuN < warmup-1 && t.Sub(e.youngFrom) < e.cfg.Window:
-			// (A window of fewer samples than the warm-up ends it when
-			// its hulls switch: below.)
-			e.wu[e.wuN] = t
-			e.wuN++
-			if n := e.announced; n > 0 {
-				// Announced: trusted, and the intervals no longer tell.
-				e.announced, e.st.ExpectedLosses = 0, 0
-				e.st.LostSamplesTotal += uint64(n)
-				step += n
-				e.wuOff = true
-			}
-		case !indexed:
-			if e.warm {
-				e.wu[e.wuN] = t
-				e.wuN++
-				e.settleWarmup()
-				e.seedHeights()
-			}
-			var lost int64
-			lost, hold = e.inferLoss(t)
-			step += lost
-		default:
-			e.warm = false // the indexes place the samples
-			e.flushPending(0)
-			if step > 1 {
-				e.st.LostSamplesTotal += uint64(step - 1)
-			}
-		}
-		e.k += step
+		return 0, true
+	case e.onLine(t, e.k+step):
+		return step, true
 	}
-	e.tickAnnounced()
+	return step, false
+}
 
-	// Fit.
-	x := float64(e.k - e.baseK)
-	y := float64(t.Sub(e.baseT)) // saturated: only a window as long as the stamps could overflow
+// startOver restarts the fit at the sample received at t, step indexes
+// after the previous one: the first sample, or one after a gap (counted,
+// unless startOnly: stamps that never advanced) or a stalled stamp.
+func (e *Estimator) startOver(t stamp.Time, step int64, startOnly bool) {
+	if e.fit.started && !startOnly {
+		e.st.Gaps++
+	}
+	e.k += step
+	e.restart(t)
+	e.lastEst = stamp.Min
+}
+
+// noteRepeat follows stamps that stop advancing: a run of duplicates.
+// When they advance again, a run that began with the fit (stamps that
+// never advanced: an unstamped start; startOnly) or lasted longer than a
+// window's worth of periods (a stalled clock, not a burst) is stalled: it
+// restarts the fit like a gap.
+func (e *Estimator) noteRepeat(t stamp.Time) (stalled, startOnly bool) {
+	switch {
+	case !e.fit.started:
+	case t == e.lastRecv:
+		e.noteDuplicate()
+	case e.input.dupRun > 0:
+		return e.endRepeat()
+	default:
+		e.input.advanced = true
+	}
+	return false, false
+}
+
+// noteDuplicate counts a stamp equal to the previous one.
+func (e *Estimator) noteDuplicate() {
+	e.st.Duplicates++
+	if e.input.dupRun == 0 {
+		e.input.dupPeriod = e.fit.period // the run bends the fit: judge it by the period before
+	}
+	e.input.dupRun++
+}
+
+// endRepeat ends a run of duplicates (see noteRepeat).
+func (e *Estimator) endRepeat() (stalled, startOnly bool) {
+	in := &e.input
+	startOnly = !in.advanced
+	stalled = startOnly || float64(in.dupRun)*in.dupPeriod > e.window
+	if stalled && in.dupPeriod > 0 {
+		// The restart keeps the period from before the stall.
+		e.fit.period, e.fit.smooth = in.dupPeriod, in.dupPeriod
+	}
+	in.dupRun, in.advanced = 0, true
+	return stalled, startOnly
+}
+
+// refitAt restarts the fit at the sample received at t, without the
+// losses it inferred (an ambiguity was raised on it) nor the period they
+// gave: the first samples' losses are settled again from their intervals
+// (estimates still never go back).
+func (e *Estimator) refitAt(t stamp.Time, step int64) {
+	e.loss.refit = false
+	e.fit.period, e.fit.smooth, e.fit.prior = 0, 0, float64(e.cfg.Period)
+	e.flushPending(0)
+	e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, e.loss.taint)
+	e.loss.taint = 0
+	e.ref.haveLat = false // references were placed by the bad fit
+	e.k += step
+	e.restart(t)
+}
+
+// next returns the steps from the previous sample's index to this one's
+// within a running fit, and whether the sample is held as a suspect: the
+// warm-up keeps the first samples (announced losses trusted) and settles
+// their losses when it ends; indexes give the losses exactly; otherwise
+// they are inferred from the sample's lateness.
+func (e *Estimator) next(t stamp.Time, step int64, indexed bool) (int64, bool) {
+	w := &e.warmup
+	switch {
+	case !indexed && w.on && w.n < warmup-1 && t.Sub(e.fit.youngFrom) < e.cfg.Window:
+		// (A window of fewer samples than the warm-up ends it when
+		// its hulls switch: addSample.)
+		w.t[w.n] = t
+		w.n++
+		if e.loss.announced > 0 {
+			// Announced: trusted, and the intervals no longer tell.
+			step += e.trustAnnounced()
+			w.off = true
+		}
+		return step, false
+	case !indexed:
+		if w.on {
+			w.t[w.n] = t
+			w.n++
+			e.settleWarmup()
+			e.seedHeights()
+		}
+		lost, hold := e.inferLoss(t)
+		return step + lost, hold
+	}
+	w.on = false // the indexes place the samples
+	e.flushPending(0)
+	if step > 1 {
+		e.st.LostSamplesTotal += uint64(step - 1)
+	}
+	return step, false
+}
+
+// addSample puts the sample received at t, at index e.k, into the fit,
+// unless hold (a suspect: held out of the hulls until the next sample
+// decides it) — or unless the change test finds that the line no longer
+// fits the stream and restarts the fit at it. It switches the hulls when
+// due and refits the line. It returns the sample's coordinates in the fit
+// and whether it is held.
+func (e *Estimator) addSample(t stamp.Time, hold bool) (x, y float64, held bool) {
+	f := &e.fit
+	x = float64(e.k - f.baseK)
+	y = float64(t.Sub(f.baseT)) // saturated: only a window as long as the stamps could overflow
 	if e.checkChange(t, x, y, hold) {
 		x, y, hold = 0, 0, false
 	}
 	if hold {
-		e.pendT = t
+		e.loss.pendT = t
 	} else {
-		e.hulls.Push(x, y)
-		e.long.Push(x, y)
+		f.hulls.Push(x, y)
+		f.long.Push(x, y)
 	}
-	if float64(t.Sub(e.longFrom)) >= longWindows*e.window || e.long.Young().Count() >= MaxWindowSamples {
-		e.long.Switch()
-		e.longFrom = t
+	if float64(t.Sub(f.longFrom)) >= longWindows*e.window || f.long.Young().Count() >= MaxWindowSamples {
+		f.long.Switch()
+		f.longFrom = t
 	}
-	if young := e.hulls.Young(); t.Sub(e.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
+	if young := f.hulls.Young(); t.Sub(f.youngFrom) >= e.cfg.Window || young.Count() >= MaxWindowSamples {
 		e.switchHulls(t)
-		x = float64(e.k - e.baseK)
-		y = float64(t.Sub(e.baseT))
+		x = float64(e.k - f.baseK)
+		y = float64(t.Sub(f.baseT))
 	}
-	e.fit(t)
-	if e.pendN > 0 && e.placing() {
+	e.fitLine(t)
+	if e.ref.pendingN > 0 && e.placing() {
 		e.placePending()
 	}
-	est, corrected := e.estimate(t, x, y, hold)
-	// Never acquired after it was received (with references, MinLatency
-	// no longer bounds the latency).
-	if lim := t.Add(-e.cfg.MinLatency); !e.haveRef && est > lim {
+	return x, y, hold
+}
+
+// emit returns the estimate est of the sample received at t, bounded:
+// never acquired after it was received (with references, MinLatency no
+// longer bounds the latency), never before the previous estimate; and
+// records it (corrected: the model's, not the fallback).
+func (e *Estimator) emit(t, est stamp.Time, corrected bool) stamp.Time {
+	if lim := t.Add(-e.cfg.MinLatency); !e.ref.have && est > lim {
 		est = lim
 	} else if est > t {
 		est = t
@@ -666,7 +774,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 	e.st.Samples++
 	e.st.Stamp = est
 	e.st.LastCorrection = t.Sub(est)
-	return est, nil
+	return est
 }
 
 // estimate returns the estimate of the sample received at t, at (x, y) in
@@ -678,12 +786,12 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 // the raw stamp; a young fit's estimate is held to the heights its samples
 // have shown.
 func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time, bool) {
-	if !e.haveLine {
-		return t.Add(-ns(e.latency)), false
+	if !e.fit.haveLine {
+		return t.Add(-ns(e.ref.latency)), false
 	}
 	e.refLatency(x)
-	fallback := func() stamp.Time { return t.Add(-ns(e.latency)) }
-	height := y - e.line.At(x)
+	fallback := func() stamp.Time { return t.Add(-ns(e.ref.latency)) }
+	height := y - e.fit.line.At(x)
 	e.judgeJitter(height)
 	if jit := ns(height); jit > e.st.MaxJitter {
 		e.st.MaxJitter = jit
@@ -693,11 +801,11 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 		// stamp, never a period off.
 		return fallback(), false
 	}
-	if e.unsettled && t.Sub(e.baseT) >= e.cfg.Window {
-		e.unsettled = false
+	if e.change.unsettled && t.Sub(e.fit.baseT) >= e.cfg.Window {
+		e.change.unsettled = false
 	}
-	if e.warm || e.period <= 0 || !e.mature && e.priorN == 0 || e.unsettled {
-		if !e.warm && !hold {
+	if e.warmup.on || e.fit.period <= 0 || !e.fit.mature && e.fit.priorN == 0 || e.change.unsettled {
+		if !e.warmup.on && !hold {
 			// (During the warm-up the line does not know the losses yet:
 			// a sample after one is a period high.)
 			e.noteHeight(height)
@@ -707,9 +815,9 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 	// A young fit is held to the heights its samples have shown (its
 	// slope may still be off); a mature one is trusted, and the change
 	// test restarts it where the stream leaves its line.
-	est := e.baseT.Add(ns(e.line.At(x) - e.latency)) // estimateAt, the latency set above
-	if !e.mature && e.fitN > 8 {
-		if lim := t.Add(-ns(max(e.fitHeight, 0) + e.latency)); est < lim {
+	est := e.fit.baseT.Add(ns(e.fit.line.At(x) - e.ref.latency)) // estimateAt, the latency set above
+	if !e.fit.mature && e.fit.heightN > 8 {
+		if lim := t.Add(-ns(max(e.fit.height, 0) + e.ref.latency)); est < lim {
 			e.noteHeight(height)
 			return lim, false
 		}
@@ -732,53 +840,53 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 // sample, its period unknown (or that multiple), and the change is counted
 // (Status.PeriodChanges). It returns whether it restarted.
 func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
-	if !e.haveLine || e.warm || e.period <= 0 || e.cfg.NeverInferLoss || e.ambiguous || e.hulls.Answering().Count() < 8 || e.dupRun > 0 {
-		e.chN, e.chRun, e.chMultRun = 0, 0, 0
+	if !e.fit.haveLine || e.warmup.on || e.fit.period <= 0 || e.cfg.NeverInferLoss || e.loss.ambiguous || e.fit.hulls.Answering().Count() < 8 || e.input.dupRun > 0 {
+		e.change.n, e.change.records, e.change.multRun = 0, 0, 0
 		return false
 	}
-	pre := y - e.line.At(x)
+	pre := y - e.fit.line.At(x)
 	mult := int64(0)
-	if gap := float64(t.Sub(e.lastRecv)); gap >= 1.75*e.period {
-		if r := math.Round(gap / e.period); math.Abs(gap-r*e.period) < 0.25*e.period {
+	if gap := float64(t.Sub(e.lastRecv)); gap >= 1.75*e.fit.period {
+		if r := math.Round(gap / e.fit.period); math.Abs(gap-r*e.fit.period) < 0.25*e.fit.period {
 			mult = int64(r)
 		}
 	}
-	if e.chN == 0 {
-		e.chMin, e.chMax = math.Inf(1), math.Inf(-1)
+	if e.change.n == 0 {
+		e.change.lowest, e.change.highest = math.Inf(1), math.Inf(-1)
 	}
-	e.chN++
-	if mult == 0 || mult != e.chMult {
-		e.chMult, e.chMultRun = mult, 0
+	e.change.n++
+	if mult == 0 || mult != e.change.mult {
+		e.change.mult, e.change.multRun = mult, 0
 	}
-	e.chMultRun++
+	e.change.multRun++
 	changed := false
 	period := 0.0
-	if e.chMult >= 2 && e.chMultRun >= changeMultiples {
-		changed, period = true, float64(e.chMult)*e.period
+	if e.change.mult >= 2 && e.change.multRun >= changeMultiples {
+		changed, period = true, float64(e.change.mult)*e.fit.period
 	}
 	if !held {
-		e.chMin, e.chMax = min(e.chMin, pre), max(e.chMax, pre)
+		e.change.lowest, e.change.highest = min(e.change.lowest, pre), max(e.change.highest, pre)
 		// A run of records: each sample higher above the line than any
 		// of the fit before it, or each a quarter period below it. Four
 		// in a row do not happen by chance on a line that holds (with
 		// independent delays, the n-th sample is a record with
 		// probability 1/n); a ramp makes every sample one.
 		switch {
-		case pre > e.fitHeight && pre > 0.02*e.period && e.fitN >= 8:
-			e.chRun = max(e.chRun, 0) + 1
-		case pre < -0.25*e.period:
-			e.chRun = min(e.chRun, 0) - 1
+		case pre > e.fit.height && pre > 0.02*e.fit.period && e.fit.heightN >= 8:
+			e.change.records = max(e.change.records, 0) + 1
+		case pre < -0.25*e.fit.period:
+			e.change.records = min(e.change.records, 0) - 1
 		default:
-			e.chRun = 0
+			e.change.records = 0
 		}
-		changed = e.chRun >= changeRecords || e.chRun <= -changeRecords
+		changed = e.change.records >= changeRecords || e.change.records <= -changeRecords
 	}
-	if need := max(32, int(e.window/e.period/4)); e.chN >= need && e.mature {
-		e.chN = 0
-		h := e.hulls.Answering()
+	if need := max(32, int(e.window/e.fit.period/4)); e.change.n >= need && e.fit.mature {
+		e.change.n = 0
+		h := e.fit.hulls.Answering()
 		mx, my := h.Mean()
-		theta := 0.5 * max(my-e.line.At(mx), 0)
-		if e.chMin > theta && e.chMin > 0.02*e.period || e.chMax < -theta && e.chMax < -0.02*e.period {
+		theta := 0.5 * max(my-e.fit.line.At(mx), 0)
+		if e.change.lowest > theta && e.change.lowest > 0.02*e.fit.period || e.change.highest < -theta && e.change.highest < -0.02*e.fit.period {
 			changed = true
 		}
 	}
@@ -790,10 +898,10 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 	// moving (a ramp), and a fit of a window cannot follow it. The
 	// estimates stay the receive stamps until a fit has held for a
 	// window.
-	e.unsettled = e.st.PeriodChanges > 1 && float64(t.Sub(e.lastChange)) < unsettledWindows*e.window
-	e.lastChange = t
-	e.pending = false
-	e.period, e.smooth, e.prior = period, period, period
+	e.change.unsettled = e.st.PeriodChanges > 1 && float64(t.Sub(e.change.last)) < unsettledWindows*e.window
+	e.change.last = t
+	e.loss.pending = false
+	e.fit.period, e.fit.smooth, e.fit.prior = period, period, period
 	e.restart(t)
 	return true
 }
@@ -819,11 +927,11 @@ const changeRecords = 4
 // heights make such a delay at least as likely as a loss: delayOdds).
 func (e *Estimator) suspectPlaced(height float64) bool {
 	switch {
-	case e.pendSure:
+	case e.loss.pendSure:
 		return true
-	case e.pendGuess != 0:
+	case e.loss.pendGuess != 0:
 		return false
-	case e.lateOnly+e.bursts > 2*e.losses:
+	case e.loss.lateOnly+e.loss.bursts > 2*e.loss.losses:
 		return true
 	}
 	return e.delayOdds(height)
@@ -833,7 +941,7 @@ func (e *Estimator) suspectPlaced(height float64) bool {
 // k (late counts: the hull is not pulled by late points), with a fit mature
 // enough to judge it.
 func (e *Estimator) onLine(t stamp.Time, k int64) bool {
-	return e.haveLine && e.period > 0 && e.mature && !e.warm && e.lateness(t, k) >= 0
+	return e.fit.haveLine && e.fit.period > 0 && e.fit.mature && !e.warmup.on && e.lateness(t, k) >= 0
 }
 
 // predict stamps a sample received at t, step indexes after the previous
@@ -844,24 +952,24 @@ func (e *Estimator) onLine(t stamp.Time, k int64) bool {
 // were.
 func (e *Estimator) predict(t stamp.Time, step int64) stamp.Time {
 	e.k += step
-	if e.warm {
-		e.wuOff = true // the warm-up's samples no longer have consecutive indexes
+	if e.warmup.on {
+		e.warmup.off = true // the warm-up's samples no longer have consecutive indexes
 	}
 	e.tickAnnounced()
 	est := e.lastEst
-	ahead := ns(float64(e.k-e.recvK) * e.period)
+	ahead := ns(float64(e.k-e.recvK) * e.fit.period)
 	switch {
-	case e.haveLine && e.period > 0:
+	case e.fit.haveLine && e.fit.period > 0:
 		// No later than the periods since the last receive stamp allow
 		// (as if this one were on time): a line that runs ahead of the
 		// stamps (their estimates were held to them) does not carry it
 		// away.
 		lim := e.lastRecv.Add(ahead)
-		if !e.haveRef {
+		if !e.ref.have {
 			lim = lim.Add(-e.cfg.MinLatency)
 		}
-		est = min(e.estimateAt(float64(e.k-e.baseK)), lim)
-	case e.period > 0:
+		est = min(e.estimateAt(float64(e.k-e.fit.baseK)), lim)
+	case e.fit.period > 0:
 		est = e.lastEst.Add(ahead)
 	}
 	est = max(est, e.lastEst)
@@ -875,10 +983,10 @@ func (e *Estimator) predict(t stamp.Time, step int64) stamp.Time {
 // tickAnnounced counts an update against the announced losses' deadline:
 // those the stream has not shown within 10 updates are rejected.
 func (e *Estimator) tickAnnounced() {
-	if e.annTTL > 0 {
-		if e.annTTL--; e.annTTL == 0 {
-			e.st.RejectedExpectedLosses += uint64(e.announced)
-			e.announced = 0
+	if e.loss.annTTL > 0 {
+		if e.loss.annTTL--; e.loss.annTTL == 0 {
+			e.st.RejectedExpectedLosses += uint64(e.loss.announced)
+			e.loss.announced = 0
 			e.st.ExpectedLosses = 0
 		}
 	}
@@ -890,87 +998,60 @@ func (e *Estimator) indexPlausible(t stamp.Time, d uint64) bool {
 	if d > e.idxMask/2 || d > maxStep {
 		return false // went back, or absurdly far
 	}
-	if e.period <= 0 || !e.started {
+	if e.fit.period <= 0 || !e.fit.started {
 		return true
 	}
 	elapsed := float64(t.Sub(e.lastRecv))
 	// The step may be anything the elapsed time allows, with room for the
 	// jitter of both samples and a window's worth of delay.
-	return float64(d-1)*e.period <= elapsed+e.window
+	return float64(d-1)*e.fit.period <= elapsed+e.window
 }
 
 // inferLoss returns the number of samples lost before the one received at
 // t, from its lateness against the line, and whether to hold the sample
 // out of the hulls as a suspect. It first settles the previous suspect.
 func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
-	if !e.haveLine || e.period <= 0 {
+	if !e.fit.haveLine || e.fit.period <= 0 {
 		e.flushPending(0)
-		// No period to check announced losses against: trust them.
-		n := e.announced
-		e.announced, e.st.ExpectedLosses = 0, 0
-		e.st.LostSamplesTotal += uint64(n)
-		return n, false
+		return e.trustAnnounced(), false // no period to check them against
 	}
-	if e.pending {
-		late := e.lateness(t, e.k+1)
-		switch {
-		case e.ambiguous:
-			// Raised since: a late sample cannot be told from a lost one.
-			e.lateOnly++
-			e.flushPending(0)
-		case float64(t.Sub(e.pendT)) < 0.5*e.period:
-			// Close behind the suspect: they came in a burst, so the
-			// suspect was late, not the first after a loss.
-			e.bursts++
-			e.flushPending(0)
-		case e.pendGuess > 0 && late >= 0, e.pendGuess == 0 && late >= e.pendLost:
-			// As late as the suspect (or on time after a guessed loss): a
-			// loss shifts every later sample alike.
-			e.flushPending(e.pendLost)
-		default:
-			// Less late than the suspect: a queue draining after a delay.
-			e.lateOnly++
-			e.flushPending(0)
-		}
+	if e.loss.pending {
+		e.settlePending(t)
 	}
-	if e.announced > 0 && !e.mature {
+	if e.loss.announced > 0 && !e.fit.mature {
 		// A young fit's period is too uncertain to check announced
 		// losses against (two samples across a run of losses make one
 		// long period): trust them.
-		n := e.announced
-		e.announced, e.st.ExpectedLosses = 0, 0
-		e.st.LostSamplesTotal += uint64(n)
-		return n, false
+		return e.trustAnnounced(), false
 	}
 	late := e.lateness(t, e.k+1)
-	if late <= -1 && e.inferred > 0 && e.mature {
+	if late <= -1 && e.loss.inferred > 0 && e.fit.mature {
 		// A period early: losses were counted that did not happen (a long
 		// delay mistaken for one). The hulls hold points at wrong indexes:
 		// start a new fit, keeping the period.
 		e.st.LostSamplesTotal -= min(e.st.LostSamplesTotal, uint64(-late))
-		e.taint -= min(e.taint, uint64(-late))
+		e.loss.taint -= min(e.loss.taint, uint64(-late))
 		e.st.Recounts++
 		e.restart(t)
 		return 0, false
 	}
-	if late < 1 && e.announced > 0 {
+	if late < 1 && e.loss.announced > 0 {
 		// Announced, and the line (young, or drifting) sees no gap: the
 		// interval since the previous sample may still show it.
-		if gap := float64(t.Sub(e.lastRecv)); gap >= 1.5*e.period {
-			late = int64(math.Round(gap/e.period)) - 1
+		if gap := float64(t.Sub(e.lastRecv)); gap >= 1.5*e.fit.period {
+			late = int64(math.Round(gap/e.fit.period)) - 1
 		}
 	}
-	if late < 1 {
+	switch {
+	case late < 1:
 		return 0, false
-	}
-	if e.announced > 0 {
-		n := min(late, e.announced)
-		e.announced -= n
-		e.st.ExpectedLosses = uint64(e.announced)
+	case e.loss.announced > 0:
+		n := min(late, e.loss.announced)
+		e.loss.announced -= n
+		e.st.ExpectedLosses = uint64(e.loss.announced)
 		e.st.LostSamplesTotal += uint64(n)
 		return n, false
-	}
-	if e.cfg.NeverInferLoss || e.warm || e.ambiguous {
+	case e.cfg.NeverInferLoss || e.warmup.on || e.loss.ambiguous:
 		// Without a known period, a young fit's slope is too uncertain
 		// to tell a loss from jitter: inferring one would lock the
 		// estimator on a fraction of the true period (3 samples taken
@@ -978,12 +1059,54 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		// samples.
 		return 0, false
 	}
-	// A suspect. Guess a loss at once where the stream's suspects have
-	// mostly been losses rather than bursts, late samples or mistakes.
-	guess := int64(0)
-	if e.cfg.LossThreshold <= 1 || (e.losses >= 2 && e.losses > 2*(e.bursts+e.lateOnly+e.st.Recounts)) {
+	return e.suspect(late), true
+}
+
+// trustAnnounced takes every announced loss as a loss and returns their
+// number.
+func (e *Estimator) trustAnnounced() int64 {
+	n := e.loss.announced
+	e.loss.announced, e.st.ExpectedLosses = 0, 0
+	e.st.LostSamplesTotal += uint64(n)
+	return n
+}
+
+// settlePending decides, from the sample received at t, whether the held
+// suspect followed losses or was late, and pushes it into the fit.
+func (e *Estimator) settlePending(t stamp.Time) {
+	l := &e.loss
+	late := e.lateness(t, e.k+1)
+	switch {
+	case l.ambiguous:
+		// Raised since: a late sample cannot be told from a lost one.
+		l.lateOnly++
+		e.flushPending(0)
+	case float64(t.Sub(l.pendT)) < 0.5*e.fit.period:
+		// Close behind the suspect: they came in a burst, so the
+		// suspect was late, not the first after a loss.
+		l.bursts++
+		e.flushPending(0)
+	case l.pendGuess > 0 && late >= 0, l.pendGuess == 0 && late >= l.pendLost:
+		// As late as the suspect (or on time after a guessed loss): a
+		// loss shifts every later sample alike.
+		e.flushPending(l.pendLost)
+	default:
+		// Less late than the suspect: a queue draining after a delay.
+		l.lateOnly++
+		e.flushPending(0)
+	}
+}
+
+// suspect holds a sample late by late periods as a suspect and returns the
+// losses guessed at once: all of them where the stream's suspects have
+// mostly been losses rather than bursts, late samples or mistakes; all
+// but one where the stream has never delayed a sample by a period; else
+// none, until the next sample decides.
+func (e *Estimator) suspect(late int64) (guess int64) {
+	l := &e.loss
+	if e.cfg.LossThreshold <= 1 || (l.losses >= 2 && l.losses > 2*(l.bursts+l.lateOnly+e.st.Recounts)) {
 		guess = late
-	} else if e.bursts+e.lateOnly+e.st.Recounts == 0 && late > 1 && float64(late)*e.period <= e.window/4 {
+	} else if l.bursts+l.lateOnly+e.st.Recounts == 0 && late > 1 && float64(late)*e.fit.period <= e.window/4 {
 		// The stream has never delayed a sample by a period or more:
 		// only one period of this can be delay, the rest must be loss.
 		// A run of m lost samples then costs at most one period on the
@@ -993,92 +1116,106 @@ func (e *Estimator) inferLoss(t stamp.Time) (lost int64, hold bool) {
 		// quarter window.
 		guess = late - 1
 	}
-	e.pending, e.pendFrom, e.pendLost, e.pendGuess = true, e.k, late, guess
-	e.pendSure = guess > 0 && guess == late
+	l.pending, l.pendFrom, l.pendLost, l.pendGuess = true, e.k, late, guess
+	l.pendSure = guess > 0 && guess == late
 	if guess > 0 {
-		e.inferred++
-		e.losses++
+		l.inferred++
+		l.losses++
 		e.st.LostSamplesTotal += uint64(guess)
-		e.taint += uint64(guess)
+		l.taint += uint64(guess)
 	}
-	return guess, true
+	return guess
 }
 
 // lateness returns how many whole periods after the line's prediction for
 // index k the time t is, counting 0.9 period as one; negative if early.
 func (e *Estimator) lateness(t stamp.Time, k int64) int64 {
-	d := float64(t.Sub(e.baseT)) - e.line.At(float64(k-e.baseK))
-	if d >= -0.1*e.period && d < 0.9*e.period {
+	d := float64(t.Sub(e.fit.baseT)) - e.fit.line.At(float64(k-e.fit.baseK))
+	if d >= -0.1*e.fit.period && d < 0.9*e.fit.period {
 		return 0 // on time: the common case, without a division
 	}
 	// Bounded, so the indexes cannot overflow: no sample is 2^40 periods
 	// late within a window (of at most MaxWindowSamples samples).
-	return int64(math.Max(-maxStep, math.Min(maxStep, math.Floor(d/e.period+0.1))))
+	return int64(math.Max(-maxStep, math.Min(maxStep, math.Floor(d/e.fit.period+0.1))))
 }
 
 // flushPending settles the held suspect as following lost losses (it was
 // stamped assuming pendGuess) and pushes it into the hulls at its index.
 func (e *Estimator) flushPending(lost int64) {
-	if !e.pending {
+	if !e.loss.pending {
 		return
 	}
-	e.pending = false
-	if lost != e.pendGuess {
-		e.k += lost - e.pendGuess
-		if lost > 0 && e.pendGuess == 0 {
-			e.losses++
-			e.inferred++
+	e.loss.pending = false
+	if lost != e.loss.pendGuess {
+		e.k += lost - e.loss.pendGuess
+		if lost > 0 && e.loss.pendGuess == 0 {
+			e.loss.losses++
+			e.loss.inferred++
 		}
-		if lost == 0 && e.pendGuess > 0 {
-			e.losses--
-			e.inferred--
+		if lost == 0 && e.loss.pendGuess > 0 {
+			e.loss.losses--
+			e.loss.inferred--
 		}
-		e.st.LostSamplesTotal = uint64(int64(e.st.LostSamplesTotal) + lost - e.pendGuess)
-		e.taint = uint64(max(0, int64(e.taint)+lost-e.pendGuess))
+		e.st.LostSamplesTotal = uint64(int64(e.st.LostSamplesTotal) + lost - e.loss.pendGuess)
+		e.loss.taint = uint64(max(0, int64(e.loss.taint)+lost-e.loss.pendGuess))
 	}
-	k := e.pendFrom + 1 + lost
-	e.hulls.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
-	e.long.Push(float64(k-e.baseK), float64(e.pendT.Sub(e.baseT)))
+	k := e.loss.pendFrom + 1 + lost
+	e.fit.hulls.Push(float64(k-e.fit.baseK), float64(e.loss.pendT.Sub(e.fit.baseT)))
+	e.fit.long.Push(float64(k-e.fit.baseK), float64(e.loss.pendT.Sub(e.fit.baseT)))
 }
 
 // settleWarmup ends the warm-up: the samples' intervals, against their
 // mean (the period, once the losses are taken out), show the losses no
 // line could yet (an interval of 1.5 periods or more, not made up by the
-// next one); if there were any, the hulls are rebuilt with the samples at
+// next one); the fit keeps those that bring the samples closer to their
+// envelope, and if there are any, the hulls are rebuilt with the samples at
 // their indexes.
 func (e *Estimator) settleWarmup() {
-	e.warm = false
-	for i := range e.wuX {
-		e.wuX[i] = int64(i)
+	w := &e.warmup
+	w.on = false
+	for i := range w.x {
+		w.x[i] = int64(i)
 	}
-	if e.baseT != e.wu[0] || e.cfg.NeverInferLoss || e.wuOff {
+	if e.fit.baseT != w.t[0] || e.cfg.NeverInferLoss || w.off {
 		return // the hulls switched during the warm-up: a very short window
 	}
-	n := e.wuN // the warm-up's samples, the newest (this update's) last
-	if n < 4 {
+	lost, extra := w.intervalLosses()
+	if extra == 0 {
 		return
+	}
+	if lost, extra = w.keepLosses(e.fit.baseT, lost, extra); extra == 0 {
+		return
+	}
+	e.refitWarmup(lost, extra)
+}
+
+// intervalLosses returns the losses the warm-up's intervals show before
+// each sample (lost[i] before sample i+1), and their sum; none where the
+// intervals are not clear enough (bursts, or a jitter near the period).
+func (w *warmupState) intervalLosses() (lost [warmup - 1]int64, extra int64) {
+	n := w.n // the warm-up's samples, the newest (this update's) last
+	if n < 4 {
+		return lost, 0
 	}
 	var da [warmup - 1]int64
 	d := da[:n-1]
 	for i := range d {
-		d[i] = int64(e.wu[i+1].Sub(e.wu[i]))
+		d[i] = int64(w.t[i+1].Sub(w.t[i]))
 	}
 	// The period: the mean interval, then the mean with the losses found
 	// (bounded jitter cannot move it, unlike a median of intervals that
 	// alternate long and short).
-	span := float64(e.wu[n-1].Sub(e.wu[0]))
+	span := float64(w.t[n-1].Sub(w.t[0]))
 	m := span / float64(len(d))
 	if m <= 0 {
-		return
+		return lost, 0
 	}
-	var lost [warmup - 1]int64
-	extra := int64(0)
 	for range 4 {
 		extra = 0
 		for i, v := range d {
 			lost[i] = 0
 			if v <= 0 || float64(v) < 0.4*m {
-				return // bursts (or a jitter near the period): not clear enough
+				return lost, 0 // bursts (or a jitter near the period): not clear enough
 			}
 			// lost[i] samples were lost before sample i+1. A long interval
 			// followed by a short one is a delayed sample, not a loss: the
@@ -1100,29 +1237,32 @@ func (e *Estimator) settleWarmup() {
 		}
 		m = span / float64(int64(len(d))+extra)
 	}
-	if extra == 0 {
-		return
-	}
-	// The intervals only hint at the losses: with a jitter over half a
-	// period a no-loss interval can pass for a loss (P + J ≥ 1.5 P) and
-	// one loss every few samples fits a shorter period. The losses are
-	// judged by the fit itself: the right indexes put the samples closest
-	// above their lower envelope (the least mean height, the criterion the
-	// line is fitted by), so each loss the intervals show is kept only if
-	// taking it out leaves the samples higher above their envelope.
+	return lost, extra
+}
+
+// keepLosses judges the losses the intervals show (lost, extra in all)
+// by the fit itself, and returns those kept and their sum. The intervals
+// only hint at the losses: with a jitter over half a period a no-loss
+// interval can pass for a loss (P + J ≥ 1.5 P) and one loss every few
+// samples fits a shorter period. The right indexes put the samples
+// closest above their lower envelope (the least mean height, the
+// criterion the line is fitted by), so each loss is kept only if taking
+// it out leaves the samples higher above their envelope. base is the
+// fit's y origin.
+func (w *warmupState) keepLosses(base stamp.Time, lost [warmup - 1]int64, extra int64) ([warmup - 1]int64, int64) {
 	var xs, ys [warmup]float64
-	for i := range e.wuN {
-		ys[i] = float64(e.wu[i].Sub(e.baseT))
+	for i := range w.n {
+		ys[i] = float64(w.t[i].Sub(base))
 	}
 	place := func() (float64, float64, float64) {
 		x := 0.0
-		for i := range e.wuN - 1 {
+		for i := range w.n - 1 {
 			if i > 0 {
 				x += float64(1 + lost[i-1])
 			}
 			xs[i] = x
 		}
-		return envelopeHeight(xs[:e.wuN-1], ys[:e.wuN-1])
+		return envelopeHeight(xs[:w.n-1], ys[:w.n-1])
 	}
 	h, top, slope := place()
 	all := lost
@@ -1131,7 +1271,7 @@ func (e *Estimator) settleWarmup() {
 		// None of them: the samples sit closer without, or even with them
 		// they lie above the envelope by half a period (the intervals
 		// cannot tell a loss from a delay then).
-		return
+		return lost, 0
 	}
 	lost = all
 	for i := range lost {
@@ -1146,173 +1286,179 @@ func (e *Estimator) settleWarmup() {
 			lost[i] = n
 		}
 	}
-	if extra == 0 {
-		return
-	}
-	e.hulls.Clear()
-	e.long.Clear()
-	e.refHulls.Clear() // their indexes moved too
-	e.anchorOK = false
+	return lost, extra
+}
+
+// refitWarmup rebuilds the fit with the warm-up's samples (all but the
+// newest) at their indexes after the losses (lost[i] before sample i+1,
+// extra in all), counts them, and refits the line the newest sample is
+// judged against.
+func (e *Estimator) refitWarmup(lost [warmup - 1]int64, extra int64) {
+	f, w := &e.fit, &e.warmup
+	f.hulls.Clear()
+	f.long.Clear()
+	e.ref.hulls.Clear() // their indexes moved too
+	e.ref.anchorOK = false
 	x := int64(0)
-	for i := range e.wuN - 1 {
+	for i := range w.n - 1 {
 		if i > 0 {
 			x += 1 + lost[i-1]
 		}
-		e.hulls.Push(float64(x), float64(e.wu[i].Sub(e.baseT)))
-		e.long.Push(float64(x), float64(e.wu[i].Sub(e.baseT)))
-		e.wuX[i] = x
+		f.hulls.Push(float64(x), float64(w.t[i].Sub(f.baseT)))
+		f.long.Push(float64(x), float64(w.t[i].Sub(f.baseT)))
+		w.x[i] = x
 	}
-	e.longSlope = 0
-	e.k = e.baseK + x
+	f.longSlope = 0
+	e.k = f.baseK + x
 	e.st.LostSamplesTotal += uint64(extra)
 	// The stream has shown that it loses samples: its next suspects are
 	// not taken for delays without a second look (suspectPlaced).
 	for _, n := range lost {
 		if n > 0 {
-			e.losses++
+			e.loss.losses++
 		}
 	}
-	e.taint += uint64(extra)
-	e.smooth, e.fits = 0, 0
-	e.fit(e.wu[e.wuN-2]) // the line the newest sample is judged against
+	e.loss.taint += uint64(extra)
+	f.smooth, f.fits = 0, 0
+	e.fitLine(w.t[w.n-2]) // the line the newest sample is judged against
 }
 
 // seedHeights gives a fit that ends its warm-up the heights of the
 // warm-up's samples above its line, at the indexes settleWarmup placed
 // them at: the heights its next samples are judged against.
 func (e *Estimator) seedHeights() {
-	if !e.haveLine || e.baseT != e.wu[0] || e.wuOff {
+	if !e.fit.haveLine || e.fit.baseT != e.warmup.t[0] || e.warmup.off {
 		return
 	}
-	for i := range e.wuN - 1 {
-		e.noteHeight(float64(e.wu[i].Sub(e.baseT)) - e.line.At(float64(e.wuX[i])))
+	for i := range e.warmup.n - 1 {
+		e.noteHeight(float64(e.warmup.t[i].Sub(e.fit.baseT)) - e.fit.line.At(float64(e.warmup.x[i])))
 	}
 }
 
 // noteHeight counts a sample's height above the line into the heights the
-// fit has shown (fitHeight), unless it is a period or more (a sample after
+// fit has shown (fit.height), unless it is a period or more (a sample after
 // a loss the line does not know of yet, or a delay the next samples are to
 // judge: no evidence of the jitter).
 func (e *Estimator) noteHeight(h float64) {
-	if e.period > 0 && h >= 0.9*e.period {
+	if e.fit.period > 0 && h >= 0.9*e.fit.period {
 		return
 	}
-	e.fitHeight = max(e.fitHeight, h)
-	e.fitN++
+	e.fit.height = max(e.fit.height, h)
+	e.fit.heightN++
 }
 
 // delayOdds compares, for a suspect at height h above the line, the odds
 // that it is a delay of h with the odds that a sample was lost and it came
 // with a jitter of h − P. A delay of h needs a stream whose heights have
-// reached h/2 (fitHeight), and is judged by an exponential tail of the
+// reached h/2 (fit.height), and is judged by an exponential tail of the
 // mean height m of the fit's samples: e^(−h/m) against e^(−(h−P)/m) for
 // the loss's jitter, so the odds are e^(−P/m) against the loss rate the
 // stream has shown, (losses + 0.02) / (samples + 1) (a stream that has
 // lost none of n samples is taken to lose about one in 50·n). It reports
 // whether a delay is at least as likely.
 func (e *Estimator) delayOdds(h float64) bool {
-	if e.period <= 0 || e.fitHeight < h/2 {
+	if e.fit.period <= 0 || e.fit.height < h/2 {
 		return false
 	}
-	a := e.hulls.Answering()
+	a := e.fit.hulls.Answering()
 	mx, my := a.Mean()
-	m := my - e.line.At(mx)
+	m := my - e.fit.line.At(mx)
 	if m <= 0 {
 		return false
 	}
-	loss := (float64(e.losses) + 0.02) / (float64(e.st.Samples) + 1)
-	return math.Exp(-e.period/m) >= loss
+	loss := (float64(e.loss.losses) + 0.02) / (float64(e.st.Samples) + 1)
+	return math.Exp(-e.fit.period/m) >= loss
 }
 
 // switchHulls lets the younger hull answer and re-bases the coordinates on
 // its first point, so they stay small.
 func (e *Estimator) switchHulls(t stamp.Time) {
-	young := e.hulls.Young()
+	young := e.fit.hulls.Young()
 	x0, y0 := young.First()
 	dk := int64(math.Round(x0))
 	dy := ns(y0)
-	e.hulls.Switch()
-	e.warm = false
-	e.hulls.Answering().Shift(float64(dk), float64(dy))
-	e.refHulls.Switch()
-	e.refHulls.Answering().Shift(float64(dk), float64(dy))
-	e.long.Shift(float64(dk), float64(dy))
-	e.baseK += dk
-	e.baseT = e.baseT.Add(dy)
-	e.youngFrom = t
-	e.anchorOK = false
-	if e.haveLine {
-		e.line.X0 -= float64(dk)
-		e.line.Y0 -= float64(dy)
+	e.fit.hulls.Switch()
+	e.warmup.on = false
+	e.fit.hulls.Answering().Shift(float64(dk), float64(dy))
+	e.ref.hulls.Switch()
+	e.ref.hulls.Answering().Shift(float64(dk), float64(dy))
+	e.fit.long.Shift(float64(dk), float64(dy))
+	e.fit.baseK += dk
+	e.fit.baseT = e.fit.baseT.Add(dy)
+	e.fit.youngFrom = t
+	e.ref.anchorOK = false
+	if e.fit.haveLine {
+		e.fit.line.X0 -= float64(dk)
+		e.fit.line.Y0 -= float64(dy)
 	}
 }
 
 // fit refreshes the line and, once the hull has two vertices, the period.
-func (e *Estimator) fit(t stamp.Time) {
-	h := e.hulls.Answering()
+func (e *Estimator) fitLine(t stamp.Time) {
+	h := e.fit.hulls.Answering()
 	if h.Count() == 0 {
 		return
 	}
 	lo, hi := math.SmallestNonzeroFloat64, math.Inf(1) // a slope at lo: stamps that do not advance
-	short := h.Count() < 8 || float64(t.Sub(e.baseT)) < e.window/4
-	e.mature = !short
+	short := h.Count() < 8 || float64(t.Sub(e.fit.baseT)) < e.window/4
+	e.fit.mature = !short
 	switch {
-	case short && e.prior > 0:
-		lo, hi = e.prior, e.prior // too short to fit a period: use the prior
-	case h.Vertices() < 2 && e.period > 0:
-		lo, hi = e.period, e.period
+	case short && e.fit.prior > 0:
+		lo, hi = e.fit.prior, e.fit.prior // too short to fit a period: use the prior
+	case h.Vertices() < 2 && e.fit.period > 0:
+		lo, hi = e.fit.period, e.fit.period
 	case h.Vertices() < 2:
 		x0, y0 := h.First()
-		e.line, e.haveLine = hull.Line{X0: x0, Y0: y0}, true // the first sample: no period yet
+		e.fit.line, e.fit.haveLine = hull.Line{X0: x0, Y0: y0}, true // the first sample: no period yet
 		return
 	}
-	if lo != hi && e.smooth > 0 && !short && h.Vertices() >= 2 {
+	if lo != hi && e.fit.smooth > 0 && !short && h.Vertices() >= 2 {
 		// Smooth the fitted slope over about a window of updates: the edge
 		// slopes of successive fits are noisy, the period is not. With a
 		// window of many samples, sampling the edge every fitEvery updates
 		// loses nothing and saves most of the fitting.
-		if e.fits++; e.fits%fitEvery == 0 {
+		if e.fit.fits++; e.fit.fits%fitEvery == 0 {
 			l, _ := h.Fit(lo, hi)
 			if l.M >= minPeriod {
 				// Follow a drift over about a window, but while the fit is
 				// young weigh each slope by its span squared (slopes of
 				// longer spans are that much more precise): a gain of
 				// about 3/fits.
-				a := min(1, max(fitEvery*e.smooth/e.window, 3/float64(e.fits/fitEvery)))
-				e.smooth += a * (l.M - e.smooth)
+				a := min(1, max(fitEvery*e.fit.smooth/e.window, 3/float64(e.fit.fits/fitEvery)))
+				e.fit.smooth += a * (l.M - e.fit.smooth)
 			}
-			e.longSlope = 0
-			if lh := e.long.Answering(); lh.Vertices() >= 2 && lh.Span() > h.Span() {
+			e.fit.longSlope = 0
+			if lh := e.fit.long.Answering(); lh.Vertices() >= 2 && lh.Span() > h.Span() {
 				if ll, _ := lh.Fit(lo, hi); ll.M >= minPeriod {
-					e.longSlope = ll.M
+					e.fit.longSlope = ll.M
 				}
 			}
 		}
 		// The slope: the long hull's where it spans more than the
 		// window's (see longWindows), else the window's smoothed one.
-		m := e.smooth
+		m := e.fit.smooth
 		switch {
-		case e.longSlope > 0:
-			m = e.longSlope
-		case e.priorN > 0:
+		case e.fit.longSlope > 0:
+			m = e.fit.longSlope
+		case e.fit.priorN > 0:
 			// A period measured before a restart weighs against the new
 			// fit's by their precision, as the cube of the samples each
 			// was fitted over (n points over a span of n: (n·n)² / n).
 			n := float64(h.Count()) / fitEvery
-			w := n * n * n / (n*n*n + e.priorN*e.priorN*e.priorN)
-			m = e.prior + w*(e.smooth-e.prior)
+			w := n * n * n / (n*n*n + e.fit.priorN*e.fit.priorN*e.fit.priorN)
+			m = e.fit.prior + w*(e.fit.smooth-e.fit.prior)
 		}
-		e.line, e.haveLine = h.Support(m), true
-		e.period = m
+		e.fit.line, e.fit.haveLine = h.Support(m), true
+		e.fit.period = m
 		return
 	}
 	l, _ := h.Fit(lo, hi)
 	if h.Vertices() >= 2 && l.M >= minPeriod && lo != hi {
-		e.smooth = l.M
+		e.fit.smooth = l.M
 	}
-	e.line, e.haveLine = l, true
+	e.fit.line, e.fit.haveLine = l, true
 	if h.Vertices() >= 2 && l.M >= minPeriod {
-		e.period = l.M
+		e.fit.period = l.M
 	}
 }
 
@@ -1337,31 +1483,31 @@ const (
 // period sets in), once its losses are settled, and cleared only by a
 // mature fit.
 func (e *Estimator) judgeJitter(height float64) {
-	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.period <= 0 || e.warm {
+	if e.cfg.Period > 0 || e.cfg.NeverInferLoss || e.fit.period <= 0 || e.warmup.on {
 		// (During the warm-up the line does not know the losses yet.)
 		return
 	}
 	high := 0.0
-	if height >= ambiguousHeight*e.period {
+	if height >= ambiguousHeight*e.fit.period {
 		high = 1
 	}
-	e.highN++
+	e.loss.highN++
 	g := highGain // (a division a sample saved once the gain is the least)
-	if e.highN < 1/highGain {
-		g = 1 / float64(e.highN)
+	if e.loss.highN < 1/highGain {
+		g = 1 / float64(e.loss.highN)
 	}
-	e.highFrac += g * (high - e.highFrac)
+	e.loss.highFrac += g * (high - e.loss.highFrac)
 	switch {
-	case e.highN < warmup:
-	case !e.ambiguous && e.highFrac >= ambiguousFrac:
-		e.ambiguous = true
+	case e.loss.highN < warmup:
+	case !e.loss.ambiguous && e.loss.highFrac >= ambiguousFrac:
+		e.loss.ambiguous = true
 		e.st.Ambiguities++
 		// The losses inferred from timing until now are not to be
 		// trusted, nor the period they gave: the next update fits again
 		// without them.
-		e.refit = e.taint > 0
-	case e.ambiguous && e.mature && e.highFrac < clearFrac:
-		e.ambiguous = false
+		e.loss.refit = e.loss.taint > 0
+	case e.loss.ambiguous && e.fit.mature && e.loss.highFrac < clearFrac:
+		e.loss.ambiguous = false
 	}
 }
 
@@ -1390,17 +1536,17 @@ func (e *Estimator) UpdateReference(ref stamp.Time) error {
 	e.st.References++
 	e.st.ReferenceTimeRaw = ref
 	if !e.placing() {
-		if e.pendN == len(e.pendRefs) {
-			copy(e.pendRefs[:], e.pendRefs[1:]) // the newest are kept
-			e.pendN--
+		if e.ref.pendingN == len(e.ref.pending) {
+			copy(e.ref.pending[:], e.ref.pending[1:]) // the newest are kept
+			e.ref.pendingN--
 		}
-		e.pendRefs[e.pendN] = ref
-		e.pendN++
-		if e.haveLine && e.period > 0 {
+		e.ref.pending[e.ref.pendingN] = ref
+		e.ref.pendingN++
+		if e.fit.haveLine && e.fit.period > 0 {
 			// Meanwhile the young line gives the latency.
 			_, lat := e.place(ref)
 			e.st.LatencyRaw = ns(lat)
-			e.latency, e.haveRef = lat, true
+			e.ref.latency, e.ref.have = lat, true
 		}
 		return nil
 	}
@@ -1409,61 +1555,61 @@ func (e *Estimator) UpdateReference(ref stamp.Time) error {
 
 // placing reports whether the fit is mature enough to place references.
 func (e *Estimator) placing() bool {
-	return e.haveLine && e.period > 0 && e.mature && !e.warm
+	return e.fit.haveLine && e.fit.period > 0 && e.fit.mature && !e.warmup.on
 }
 
 // place returns the index (relative to the base) of the sample ref belongs
 // to, and the latency of the line there.
 func (e *Estimator) place(ref stamp.Time) (x, lat float64) {
-	m := e.line.M
+	m := e.fit.line.M
 	if m < minPeriod {
-		m = e.period
+		m = e.fit.period
 	}
-	yref := float64(ref.Sub(e.baseT))
-	if e.haveRefLat {
-		x = math.Round(e.line.X0 + (yref+e.refLat-e.line.Y0)/m)
+	yref := float64(ref.Sub(e.fit.baseT))
+	if e.ref.haveLat {
+		x = math.Round(e.fit.line.X0 + (yref+e.ref.lat-e.fit.line.Y0)/m)
 	} else {
-		x = math.Ceil(e.line.X0 + (yref+float64(e.cfg.MinLatency)-e.line.Y0)/m - 1e-9)
+		x = math.Ceil(e.fit.line.X0 + (yref+float64(e.cfg.MinLatency)-e.fit.line.Y0)/m - 1e-9)
 	}
-	return x, e.line.At(x) - yref
+	return x, e.fit.line.At(x) - yref
 }
 
 // addReference places ref with a mature fit and adds it to the fit's
 // references.
 func (e *Estimator) addReference(ref stamp.Time) error {
 	xr, lat := e.place(ref)
-	cur := float64(e.k - e.baseK)
-	rh := e.refHulls.Answering()
+	cur := float64(e.k - e.fit.baseK)
+	rh := e.ref.hulls.Answering()
 	switch {
-	case !(xr >= 0 && xr-cur <= e.window/e.period+1):
+	case !(xr >= 0 && xr-cur <= e.window/e.fit.period+1):
 		e.st.RejectedReferences++
-		return fmt.Errorf("%w: %v belongs to no sample of the current fit (from %v, up to a window after %v)", ErrReference, ref, e.baseT, e.lastRecv)
+		return fmt.Errorf("%w: %v belongs to no sample of the current fit (from %v, up to a window after %v)", ErrReference, ref, e.fit.baseT, e.lastRecv)
 	case rh.Count() > 0 && xr < rh.Last():
 		e.st.RejectedReferences++
 		return fmt.Errorf("%w: %v belongs to a sample before the previous reference's", ErrReference, ref)
 	}
 	e.st.LatencyRaw = ns(lat)
-	e.refHulls.Push(xr, float64(ref.Sub(e.baseT)))
-	e.anchorOK = false
-	e.haveRef = true
+	e.ref.hulls.Push(xr, float64(ref.Sub(e.fit.baseT)))
+	e.ref.anchorOK = false
+	e.ref.have = true
 	e.refLatency(cur)
 	return nil
 }
 
 // placePending places the references kept while the fit was young.
 func (e *Estimator) placePending() {
-	for _, r := range e.pendRefs[:e.pendN] {
+	for _, r := range e.ref.pending[:e.ref.pendingN] {
 		_ = e.addReference(r) // a rejection is counted
 	}
-	e.pendN = 0
+	e.ref.pendingN = 0
 }
 
 // refLatency sets the latency at index x from the fit's references, if
 // it has any; a mature fit's is kept to place the next references.
 func (e *Estimator) refLatency(x float64) {
 	if r, ok := e.refLine(x); ok {
-		e.latency = e.line.At(x) - r
-		e.refLat, e.haveRefLat = e.latency, true
+		e.ref.latency = e.fit.line.At(x) - r
+		e.ref.lat, e.ref.haveLat = e.ref.latency, true
 	}
 }
 
@@ -1471,7 +1617,7 @@ func (e *Estimator) refLatency(x float64) {
 // line minus the latency.
 func (e *Estimator) estimateAt(x float64) stamp.Time {
 	e.refLatency(x)
-	est := e.baseT.Add(ns(e.line.At(x) - e.latency))
+	est := e.fit.baseT.Add(ns(e.fit.line.At(x) - e.ref.latency))
 	return est
 }
 
@@ -1482,17 +1628,17 @@ func (e *Estimator) estimateAt(x float64) stamp.Time {
 // slope error of about J/(n·S), so dense references (whose jitter is
 // small) give the slope, and sparse ones only the offset.
 func (e *Estimator) refLine(x float64) (float64, bool) {
-	rh := e.refHulls.Answering()
+	rh := e.ref.hulls.Answering()
 	if rh.Count() == 0 {
 		return 0, false
 	}
-	m := e.line.M
-	if !e.anchorOK || m != e.anchorM {
+	m := e.fit.line.M
+	if !e.ref.anchorOK || m != e.ref.anchorM {
 		mr := m
 		if rh.Vertices() >= 2 {
 			lf, _ := rh.Fit(minPeriod, math.Inf(1))
 			wf := precision(rh, lf)
-			wr := precision(e.hulls.Answering(), e.line)
+			wr := precision(e.fit.hulls.Answering(), e.fit.line)
 			if wf+wr > 0 && !math.IsInf(wf+wr, 0) {
 				mr = (wf*lf.M + wr*m) / (wf + wr)
 			} else if math.IsInf(wf, 1) {
@@ -1500,9 +1646,9 @@ func (e *Estimator) refLine(x float64) (float64, bool) {
 			}
 		}
 		l := rh.Support(mr)
-		e.anchor, e.anchorSlope, e.anchorM, e.anchorOK = l.At(0), mr, m, true
+		e.ref.anchor, e.ref.anchorSlope, e.ref.anchorM, e.ref.anchorOK = l.At(0), mr, m, true
 	}
-	return e.anchor + e.anchorSlope*x, true
+	return e.ref.anchor + e.ref.anchorSlope*x, true
 }
 
 // precision returns the weight of line l's slope as fitted under the points

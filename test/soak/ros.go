@@ -15,10 +15,11 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
-	"github.com/timealign/timealign/internal/rosmsgs"
 	bimsg "github.com/timealign/timealign/msgs/builtin_interfaces/msg"
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
 	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
+	"github.com/timealign/timealign/pkg/cdr"
+	"github.com/timealign/timealign/pkg/sim/payload"
 	"github.com/timealign/timealign/pkg/stamp"
 	"github.com/timealign/timealign/test/soak/internal/soak"
 )
@@ -119,19 +120,19 @@ func newROS(c config, nodes []string) (*ros, error) {
 	ns := "/" + c.namespace + "/"
 	bestEffort := rclgo.NewDefaultQosProfile()
 	bestEffort.Reliability = rclgo.ReliabilityBestEffort
-	imuPub, err := r.publisher(ns+"imu/data_raw", rosmsgs.ImuType, bestEffort)
+	imuPub, err := r.publisher(ns+"imu/data_raw", payload.ImuType, bestEffort)
 	if err != nil {
 		return nil, err
 	}
 	r.imuFlood = &flood{pub: imuPub, hz: c.imuHz, clock: r.clock,
-		msg: rosmsgs.AppendImu(nil, 0, "soak_flood", &rosmsgs.Imu{Orientation: [4]float64{0, 0, 0, 1}})}
-	imagePub, err := r.publisher(ns+"camera/image_raw", rosmsgs.ImageType, reliable)
+		msg: payload.AppendImu(nil, 0, "soak_flood", &payload.Imu{Orientation: [4]float64{0, 0, 0, 1}})}
+	imagePub, err := r.publisher(ns+"camera/image_raw", payload.ImageType, reliable)
 	if err != nil {
 		return nil, err
 	}
-	img := &rosmsgs.Image{Width: uint32(c.imageW), Height: uint32(c.imageH), Encoding: "rgb8", Step: uint32(3 * c.imageW),
+	img := &payload.Image{Width: uint32(c.imageW), Height: uint32(c.imageH), Encoding: "rgb8", Step: uint32(3 * c.imageW),
 		Data: make([]byte, 3*c.imageW*c.imageH)}
-	r.imgFlood = &flood{pub: imagePub, hz: c.imageHz, clock: r.clock, msg: rosmsgs.AppendImage(nil, 0, "soak_flood", img)}
+	r.imgFlood = &flood{pub: imagePub, hz: c.imageHz, clock: r.clock, msg: payload.AppendImage(nil, 0, "soak_flood", img)}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.watch(ctx, ns); err != nil {
 		cancel()
@@ -258,7 +259,7 @@ func (c *simClock) run(ctx context.Context, hz float64) {
 	defer t.Stop()
 	var buf []byte
 	for {
-		e := rosmsgs.NewCDR(buf) // rosgraph_msgs/msg/Clock: a builtin_interfaces/Time
+		e := cdr.NewEncoder(buf) // rosgraph_msgs/msg/Clock: a builtin_interfaces/Time
 		e.Time(c.now())
 		buf = e.B
 		if err := c.pub.PublishSerialized(buf); err != nil && ctx.Err() == nil {

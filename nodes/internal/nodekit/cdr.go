@@ -1,18 +1,18 @@
 package nodekit
 
 import (
-	"github.com/timealign/timealign/internal/rosmsgs"
+	"github.com/timealign/timealign/pkg/cdr"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
 // CDR appends the fields of a ROS 2 message in little-endian CDR (XCDR1),
 // so a node publishes messages of fixed types (diagnostics, status) through
-// serialized publishers without generated bindings: internal/rosmsgs's
-// encoder, which the simulated sensors and bags use too.
-type CDR = rosmsgs.CDR
+// serialized publishers without generated bindings: pkg/cdr's encoder,
+// which the simulated sensors and bags use too.
+type CDR = cdr.Encoder
 
 // NewCDR starts a message in b (reused) with the encapsulation header.
-func NewCDR(b []byte) CDR { return rosmsgs.NewCDR(b) }
+func NewCDR(b []byte) CDR { return cdr.NewEncoder(b) }
 
 // AppendDiagnosticArray serializes a diagnostic_msgs/DiagnosticArray of
 // the given statuses, stamped t, into b (reused).

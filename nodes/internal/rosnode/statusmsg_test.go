@@ -10,7 +10,7 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
-	"github.com/timealign/timealign/internal/cdrtest"
+	"github.com/timealign/timealign/internal/testutil/cdrtest"
 	bimsg "github.com/timealign/timealign/msgs/builtin_interfaces/msg"
 	diagmsg "github.com/timealign/timealign/msgs/diagnostic_msgs/msg"
 	rclmsg "github.com/timealign/timealign/msgs/rcl_interfaces/msg"

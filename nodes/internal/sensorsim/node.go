@@ -3,10 +3,10 @@ package sensorsim
 import (
 	"time"
 
-	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/sensorsim/config"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/sim/payload"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -32,10 +32,10 @@ func spec(p *config.Params) nodekit.Spec {
 // reference and truth.
 func ports(p *config.Params) (inputs, outputs []nodekit.Port, err error) {
 	return nil, []nodekit.Port{
-		{Topic: "imu", Type: rosmsgs.ImuType, QoS: p.Out},
-		{Topic: "scan", Type: rosmsgs.LaserScanType, QoS: p.Out},
-		{Topic: "image", Type: rosmsgs.ImageType, QoS: p.Out},
-		{Topic: "reference", Type: rosmsgs.TimeReferenceType, QoS: p.Out},
+		{Topic: "imu", Type: payload.ImuType, QoS: p.Out},
+		{Topic: "scan", Type: payload.LaserScanType, QoS: p.Out},
+		{Topic: "image", Type: payload.ImageType, QoS: p.Out},
+		{Topic: "reference", Type: payload.TimeReferenceType, QoS: p.Out},
 		{Topic: "truth", Type: TruthType, QoS: p.Truth},
 	}, nil
 }

@@ -32,9 +32,9 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/nodes/internal/sensorsim/config"
 	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/sim/payload"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -114,7 +114,7 @@ type Core struct {
 	cfg      config.Config
 	emit     func(Sample)
 	streams  [config.NumSensors]*stream
-	payloads *rosmsgs.Payloads
+	payloads *payload.Generator
 	refRNG   *rand.Rand
 	next     [config.NumSensors]uint64     // the number of each sensor's next sample
 	last     [config.NumSensors]sim.Sample // each sensor's last sample
@@ -140,7 +140,7 @@ func New(cfg config.Config, emit func(Sample)) (*Core, error) {
 }
 
 func (c *Core) setConfig(cfg config.Config) error {
-	p, err := rosmsgs.NewPayloads(rosmsgs.PayloadOptions{ImageWidth: cfg.Image.Width, ImageHeight: cfg.Image.Height,
+	p, err := payload.New(payload.Options{ImageWidth: cfg.Image.Width, ImageHeight: cfg.Image.Height,
 		Encoding: cfg.Image.Encoding, Beams: cfg.Beams, ScanTime: time.Duration(float64(time.Second) / cfg.Lidar.Rate)})
 	if err != nil {
 		return fmt.Errorf("%w: %w", config.ErrConfig, err)
@@ -299,7 +299,7 @@ func (c *Core) publish(i int) {
 		// saw it first would have to guess which sample it marks).
 		c.pulses = append(c.pulses, pulse{arrival: x.True.Add(c.cfg.Reference.Latency), s: Sample{Output: OutReference,
 			Number: num / uint64(c.cfg.Reference.Every), True: x.True, Stamp: ref,
-			Msg: rosmsgs.AppendTimeReference(nil, x.Arrival, sensor.FrameID, ref, "sensor_sim"), FrameID: sensor.FrameID}})
+			Msg: payload.AppendTimeReference(nil, x.Arrival, sensor.FrameID, ref, "sensor_sim"), FrameID: sensor.FrameID}})
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/nodes/internal/clocksync"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
@@ -18,6 +17,7 @@ import (
 	"github.com/timealign/timealign/nodes/internal/stampmonitor/config"
 	"github.com/timealign/timealign/nodes/internal/timestampestimator"
 	"github.com/timealign/timealign/pkg/params"
+	"github.com/timealign/timealign/pkg/sim/payload"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -154,7 +154,7 @@ func TestSaysWhatIsMissing(t *testing.T) {
 }
 
 func sampleMsg(topic string, n int) (msg, truth []byte) {
-	p, _ := rosmsgs.NewPayloads(rosmsgs.PayloadOptions{ImageWidth: 1, ImageHeight: 1})
+	p, _ := payload.New(payload.Options{ImageWidth: 1, ImageHeight: 1})
 	msg = p.Imu(nil, stamp.Time(1_800_000_000*time.Second), "imu", n)
 	fp, _ := stamp.Fingerprint(msg)
 	truth = sensorsim.AppendGroundTruth(nil, 0, topic, sensorsim.Sample{Number: uint64(n), Fingerprint: fp, FrameID: "imu",

@@ -17,9 +17,9 @@ import (
 
 	"github.com/timealign/timealign/cmd/timealign/internal/bagout"
 	"github.com/timealign/timealign/cmd/timealign/internal/cli"
-	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/nodes/nodeparams"
 	"github.com/timealign/timealign/pkg/bag"
+	"github.com/timealign/timealign/pkg/cdr"
 	"github.com/timealign/timealign/pkg/pll"
 	"github.com/timealign/timealign/pkg/stamp"
 	tsync "github.com/timealign/timealign/pkg/sync"
@@ -942,7 +942,7 @@ func (s *fixSync) onSet(set []tsync.Message[syncMember]) {
 			return
 		}
 	}
-	e := rosmsgs.NewCDR(s.buf)
+	e := cdr.NewEncoder(s.buf)
 	e.Header(hi, "")
 	e.Uint64(s.sets)
 	e.Uint32(uint32(len(set)))

@@ -187,7 +187,7 @@ func analyze(e *cli.Env, b *bag.Bag, cfg report.Config, topics map[string]bool, 
 				h, _, err = stamp.Header(m.Data)
 				has, bad = err == nil, err != nil
 			}
-			a.Add(id, m.LogTime, h, has, bad, len(m.Data))
+			a.Add(report.Message{Topic: id, LogTime: m.LogTime, Header: h, HasHeader: has, Malformed: bad, Size: len(m.Data)})
 		}
 		return nil
 	})

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/timealign/timealign/cmd/timealign/internal/cli"
-	"github.com/timealign/timealign/internal/mavtest"
 	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 	"github.com/timealign/timealign/pkg/sim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -37,7 +37,7 @@ func demoMav(w io.Writer) error {
 // demoMavMethods compares the mappings of the boot clock: the first
 // message's offset, one global minimum, the windowed fit.
 func demoMavMethods(w io.Writer) (demoLogSet, error) {
-	l, res, err := demoAligned(mavtest.Scenario{Seed: 17, SkewPPM: 40, RTC: new(time.Duration), GPS: true})
+	l, res, err := demoAligned(mavsim.Scenario{Seed: 17, SkewPPM: 40, RTC: new(time.Duration), GPS: true})
 	if err != nil {
 		return l, err
 	}
@@ -73,7 +73,7 @@ func demoMavMethods(w io.Writer) (demoLogSet, error) {
 // demoMavSources shows every source side by side, with the logging
 // computer's clock 2 minutes slow.
 func demoMavSources(w io.Writer) error {
-	_, res, err := demoAligned(mavtest.Scenario{Seed: 18, SkewPPM: 40, LoggerOffset: -2 * time.Minute, RTC: new(time.Duration), GPS: true})
+	_, res, err := demoAligned(mavsim.Scenario{Seed: 18, SkewPPM: 40, LoggerOffset: -2 * time.Minute, RTC: new(time.Duration), GPS: true})
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func demoMavSources(w io.Writer) error {
 // demoMavForeign gives a BIN of another boot of the same vehicle with
 // the tlog: the evidence that it does not belong.
 func demoMavForeign(w io.Writer, tlog []byte) error {
-	other, err := demoLogs(mavtest.Scenario{Seed: 19, BinBootCount: 6, BinAttitudePhase: 2})
+	other, err := demoLogs(mavsim.Scenario{Seed: 19, BinBootCount: 6, BinAttitudePhase: 2})
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func demoMavForeign(w io.Writer, tlog []byte) error {
 }
 
 // demoAligned writes a scenario's logs and aligns them.
-func demoAligned(s mavtest.Scenario) (demoLogSet, *mav.Result, error) {
+func demoAligned(s mavsim.Scenario) (demoLogSet, *mav.Result, error) {
 	l, err := demoLogs(s)
 	if err != nil {
 		return l, nil, err
@@ -131,10 +131,10 @@ func demoAligned(s mavtest.Scenario) (demoLogSet, *mav.Result, error) {
 type demoLogSet struct {
 	tlog  []byte
 	bins  [][]byte
-	truth mavtest.Truth
+	truth mavsim.Truth
 }
 
-func demoLogs(s mavtest.Scenario) (demoLogSet, error) {
+func demoLogs(s mavsim.Scenario) (demoLogSet, error) {
 	var tl bytes.Buffer
 	var bins []*bytes.Buffer
 	tr, err := s.Write(&tl, func(boot int) io.Writer {

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/timealign/timealign/internal/cputime"
-	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/internal/testutil/cputime"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 )
 
 // BenchmarkMavMerge merges a 10-minute flight whose BIN has 30 IMU records
@@ -15,7 +15,7 @@ import (
 // mcap-lz4-report adds --report (the Analyzer over every merged message).
 func BenchmarkMavMerge(b *testing.B) {
 	dir := b.TempDir()
-	tlog, bins, _ := mavFiles(b, dir, mavtest.Scenario{Seed: 3, GPS: true, BinExtra: 30})
+	tlog, bins, _ := mavFiles(b, dir, mavsim.Scenario{Seed: 3, GPS: true, BinExtra: 30})
 	fi, err := os.Stat(bins[0])
 	if err != nil {
 		b.Fatal(err)

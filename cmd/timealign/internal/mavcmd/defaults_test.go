@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/cmd/timealign/internal/clitest"
-	"github.com/timealign/timealign/internal/mavtest"
 	"github.com/timealign/timealign/pkg/bag"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 )
 
 // TestMavSchemaUnits: the merged MCAP's JSON schema describes the values
@@ -62,7 +62,7 @@ func TestMavSchemaUnits(t *testing.T) {
 // fix, at the record's merged log time, in degrees and meters.
 func TestMavMergeLocationFix(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 5, Duration: time.Minute, GPS: true})
+	tlog, bins, _ := mavFiles(t, dir, mavsim.Scenario{Seed: 5, Duration: time.Minute, GPS: true})
 	out := filepath.Join(dir, "m.mcap")
 	_, errOut, code := runCmd(t, "", "mav", "merge", "--quiet", tlog, bins[0], "--out", out)
 	require.Equal(t, 0, code, errOut)

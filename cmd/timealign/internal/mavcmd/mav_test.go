@@ -28,13 +28,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timealign/timealign/cmd/timealign/internal/cli"
-	"github.com/timealign/timealign/internal/mavtest"
 	"github.com/timealign/timealign/pkg/mav"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
 // mavFiles writes a scenario's tlog and BINs into dir.
-func mavFiles(t testing.TB, dir string, s mavtest.Scenario) (tlog string, bins []string, tr mavtest.Truth) {
+func mavFiles(t testing.TB, dir string, s mavsim.Scenario) (tlog string, bins []string, tr mavsim.Truth) {
 	t.Helper()
 	tlog = filepath.Join(dir, "flight.tlog")
 	tf, err := os.Create(tlog)
@@ -58,7 +58,7 @@ func mavFiles(t testing.TB, dir string, s mavtest.Scenario) (tlog string, bins [
 
 // truthOffset is the true Unix − boot offset (logging computer's clock)
 // at boot time b of boot 0, from the nearest sample.
-func truthOffset(tr mavtest.Truth, b time.Duration) time.Duration {
+func truthOffset(tr mavsim.Truth, b time.Duration) time.Duration {
 	best := 0
 	for i := range tr.Device {
 		if tr.Boot[i] == 0 && (tr.Device[i]-b).Abs() < (tr.Device[best]-b).Abs() {
@@ -70,7 +70,7 @@ func truthOffset(tr mavtest.Truth, b time.Duration) time.Duration {
 
 func TestMavAlign(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, tr := mavFiles(t, dir, mavtest.Scenario{Seed: 5, SkewPPM: 30, GPS: true})
+	tlog, bins, tr := mavFiles(t, dir, mavsim.Scenario{Seed: 5, SkewPPM: 30, GPS: true})
 	out, errOut, code := runCmd(t, "", "mav", "align", tlog, bins[0])
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "boot 1: uptime 40.0s")
@@ -141,7 +141,7 @@ func TestMavAlign(t *testing.T) {
 // stamps; the merged output keeps one topic per type.
 func TestMavMergeReportInstances(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 8, Duration: 2 * time.Minute, BinExtra: 3, BinIMUs: 2})
+	tlog, bins, _ := mavFiles(t, dir, mavsim.Scenario{Seed: 8, Duration: 2 * time.Minute, BinExtra: 3, BinIMUs: 2})
 	rep := filepath.Join(dir, "report.html")
 	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", filepath.Join(dir, "m.csv"), "--report", rep)
 	require.Equal(t, 0, code, errOut)
@@ -178,7 +178,7 @@ func TestMavMergeReportInstances(t *testing.T) {
 
 func TestMavMergeMCAP(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, tr := mavFiles(t, dir, mavtest.Scenario{Seed: 6, Duration: 3 * time.Minute, SkewPPM: -40, BinExtra: 3})
+	tlog, bins, tr := mavFiles(t, dir, mavsim.Scenario{Seed: 6, Duration: 3 * time.Minute, SkewPPM: -40, BinExtra: 3})
 	out := filepath.Join(dir, "merged.mcap")
 	rep := filepath.Join(dir, "report.html")
 	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out, "--report", rep)
@@ -284,7 +284,7 @@ func mergeCSV(t *testing.T, args ...string) [][]string {
 
 func TestMavMergeCSV(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 7, Duration: time.Minute})
+	tlog, bins, _ := mavFiles(t, dir, mavsim.Scenario{Seed: 7, Duration: time.Minute})
 	out := filepath.Join(dir, "merged.csv")
 	rows := mergeCSV(t, "mav", "merge", tlog, bins[0], "--out", out)
 	require.Equal(t, []string{"log_time_ns", "publish_time_ns", "topic", "boot_us", "data"}, rows[0][:5])
@@ -337,9 +337,9 @@ func checkFieldColumns(t *testing.T, header, r []string) {
 
 func TestMavMergeRefuses(t *testing.T) {
 	dir := t.TempDir()
-	tlog, _, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 8, Duration: 2 * time.Minute})
+	tlog, _, _ := mavFiles(t, dir, mavsim.Scenario{Seed: 8, Duration: 2 * time.Minute})
 	other := t.TempDir()
-	_, bins, _ := mavFiles(t, other, mavtest.Scenario{Seed: 9, Duration: 2 * time.Minute, BinBootCount: 3, BinAttitudePhase: 2})
+	_, bins, _ := mavFiles(t, other, mavsim.Scenario{Seed: 9, Duration: 2 * time.Minute, BinBootCount: 3, BinAttitudePhase: 2})
 	out := filepath.Join(dir, "m.mcap")
 	_, errOut, code := runCmd(t, "", "mav", "merge", tlog, bins[0], "--out", out)
 	require.Equal(t, 1, code)
@@ -353,7 +353,7 @@ func TestMavMergeRefuses(t *testing.T) {
 
 func TestMavBadInput(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 10, Duration: time.Minute})
+	tlog, bins, _ := mavFiles(t, dir, mavsim.Scenario{Seed: 10, Duration: time.Minute})
 	good, err := os.ReadFile(tlog)
 	require.NoError(t, err)
 	write := func(name string, b []byte) string {
@@ -381,7 +381,7 @@ func TestMavBadInput(t *testing.T) {
 
 	// A tlog without time_boot_ms messages and a BIN without GPS.
 	var tl bytes.Buffer
-	w := mavtest.NewTlogWriter(&tl)
+	w := mavsim.NewTlogWriter(&tl)
 	for i := range 30 {
 		w.Write(stamp.Time(1.7e18)+stamp.Time(i)*stamp.Time(time.Second), 1, 1, &common.MessageHeartbeat{Type: common.MAV_TYPE_SUBMARINE, Autopilot: common.MAV_AUTOPILOT_ARDUPILOTMEGA})
 	}
@@ -507,7 +507,7 @@ func minReceiveMinusBoot(tlog []byte) time.Duration {
 // moves the tlog's stamps onto the autopilot's clock.
 func TestMavMergeReboots(t *testing.T) {
 	dir := t.TempDir()
-	s := mavtest.Scenario{Seed: 12, Duration: 4 * time.Minute, Reboots: []time.Duration{2 * time.Minute},
+	s := mavsim.Scenario{Seed: 12, Duration: 4 * time.Minute, Reboots: []time.Duration{2 * time.Minute},
 		RTC: new(time.Duration), LoggerOffset: 30 * time.Second}
 	tlog, bins, tr := mavFiles(t, dir, s)
 	require.Len(t, bins, 2)
@@ -589,7 +589,7 @@ func (c *countdown) Done() <-chan struct{} { return c.done }
 // every goroutine, exits 130 and leaves no file behind.
 func TestMavMergeInterrupted(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 13, Duration: 2 * time.Minute, BinExtra: 20})
+	tlog, bins, _ := mavFiles(t, dir, mavsim.Scenario{Seed: 13, Duration: 2 * time.Minute, BinExtra: 20})
 	before := runtime.NumGoroutine()
 	// How often a whole merge asks; then interrupt it at a quarter, half
 	// and three quarters of that.
@@ -643,7 +643,7 @@ func TestDoubleQuotes(t *testing.T) {
 // order, with the same stamps and bytes.
 func TestMavMergeCompressions(t *testing.T) {
 	dir := t.TempDir()
-	tlog, bins, _ := mavFiles(t, dir, mavtest.Scenario{Seed: 14, Duration: 4 * time.Minute, GPS: true, BinExtra: 40})
+	tlog, bins, _ := mavFiles(t, dir, mavsim.Scenario{Seed: 14, Duration: 4 * time.Minute, GPS: true, BinExtra: 40})
 	type row struct {
 		topic    string
 		log, pub uint64

@@ -86,7 +86,7 @@ func (t *mavTiming) topic(topic, name string, tlog, hasBoot bool) int {
 
 // addID adds a message of the topic with report id id.
 func (t *mavTiming) addID(id int, tlog bool, logT, pub stamp.Time, hasBoot bool, size int) {
-	t.a.Add(id, logT, pub, hasBoot, false, size)
+	t.a.Add(report.Message{Topic: id, LogTime: logT, Header: pub, HasHeader: hasBoot, Size: size})
 	if tlog && hasBoot {
 		d := logT.Sub(pub)
 		t.lat.Add(d)

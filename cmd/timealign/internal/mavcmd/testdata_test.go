@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/mavtest"
+	"github.com/timealign/timealign/pkg/mav/mavsim"
 	"github.com/timealign/timealign/pkg/sim"
 )
 
@@ -18,7 +18,7 @@ import (
 // two minutes of telemetry, a boot clock 25 ppm fast,
 // latency 3 ms + exponential 15 ms, 1 % loss, no GPS, the autopilot's
 // clock never set (SYSTEM_TIME without Unix time), as underwater.
-var mavDive = mavtest.Scenario{Seed: 2024, Duration: 2 * time.Minute, SkewPPM: 25, Loss: 0.01,
+var mavDive = mavsim.Scenario{Seed: 2024, Duration: 2 * time.Minute, SkewPPM: 25, Loss: 0.01,
 	Latency: sim.Latency{Base: 3 * time.Millisecond, Kind: sim.Exponential, Scale: 15 * time.Millisecond}}
 
 // TestMavTestdata checks that testdata/mav/dive.tlog and dive.BIN are what

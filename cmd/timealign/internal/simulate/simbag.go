@@ -10,10 +10,10 @@ import (
 
 	"github.com/timealign/timealign/cmd/timealign/internal/bagout"
 	"github.com/timealign/timealign/cmd/timealign/internal/cli"
-	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/pkg/bag"
 	"github.com/timealign/timealign/pkg/csvio"
 	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/sim/payload"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -121,7 +121,7 @@ type simRecorder struct {
 	topics  []*bag.Topic
 	kinds   []simTopic
 	rng     *rand.Rand
-	gen     *rosmsgs.Payloads
+	gen     *payload.Generator
 	buf     []byte
 	last    stamp.Time // the last log time
 	written int64      // bytes in the current file
@@ -130,7 +130,7 @@ type simRecorder struct {
 // newSimRecorder adds the topics of the streams to w: the second stream
 // of a kind gets its topic with a suffix (/imu/data_raw_1).
 func newSimRecorder(w *bag.Writer, o simBagOptions, defs *bag.Definitions) (*simRecorder, error) {
-	gen, err := rosmsgs.NewPayloads(rosmsgs.PayloadOptions{ImageWidth: o.imageW, ImageHeight: o.imageH})
+	gen, err := payload.New(payload.Options{ImageWidth: o.imageW, ImageHeight: o.imageH})
 	if err != nil {
 		return nil, err
 	}

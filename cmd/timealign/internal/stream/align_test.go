@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/benchdata"
+	"github.com/timealign/timealign/internal/testutil/benchdata"
 )
 
 // TestAlignVectors runs Rock's StreamAligner unit tests

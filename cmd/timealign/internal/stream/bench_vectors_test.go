@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/benchdata"
+	"github.com/timealign/timealign/internal/testutil/benchdata"
 )
 
 // TestUpstreamVectors runs the upstream unit tests of message_filters and

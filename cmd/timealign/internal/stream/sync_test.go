@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timealign/timealign/internal/benchdata"
+	"github.com/timealign/timealign/internal/testutil/benchdata"
 )
 
 func TestSyncDropsAndStatus(t *testing.T) {

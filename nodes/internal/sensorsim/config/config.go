@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/pkg/cfgerr"
 	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/sim/payload"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -79,7 +79,7 @@ type Sensor struct {
 // Image is the camera's picture.
 type Image struct {
 	Width, Height int    // pixels, 1..16384
-	Encoding      string // one of rosmsgs.ImageEncodings()
+	Encoding      string // one of payload.ImageEncodings()
 }
 
 // Reference configures the hardware reference pulses: one every Every IMU
@@ -216,8 +216,8 @@ func (c Config) Validate() error {
 		return bad("Image.Width", "is %d, want 1..%d pixels", c.Image.Width, MaxImageSide)
 	case c.Image.Height < 1 || c.Image.Height > MaxImageSide:
 		return bad("Image.Height", "is %d, want 1..%d pixels", c.Image.Height, MaxImageSide)
-	case !slices.Contains(rosmsgs.ImageEncodings(), c.Image.Encoding):
-		return bad("Image.Encoding", "is %q, want one of %s", c.Image.Encoding, strings.Join(rosmsgs.ImageEncodings(), ", "))
+	case !slices.Contains(payload.ImageEncodings(), c.Image.Encoding):
+		return bad("Image.Encoding", "is %q, want one of %s", c.Image.Encoding, strings.Join(payload.ImageEncodings(), ", "))
 	case c.Beams < 1 || c.Beams > MaxBeams:
 		return bad("Beams", "is %d, want 1..%d", c.Beams, MaxBeams)
 	case c.Reference.Every < 0:

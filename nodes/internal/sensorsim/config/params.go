@@ -1,10 +1,10 @@
 package config
 
 import (
-	"github.com/timealign/timealign/internal/rosmsgs"
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/sim"
+	"github.com/timealign/timealign/pkg/sim/payload"
 )
 
 // Params are the sensor_sim node's parameters: the Config and the QoS of
@@ -66,7 +66,7 @@ func (p *Params) Bind(b *params.Binder) {
 	}
 	b.Int("camera.width", &c.Image.Width, params.Descriptor{Description: "image width (pixels)", IntRange: params.Ints(1, MaxImageSide, 1)})
 	b.Int("camera.height", &c.Image.Height, params.Descriptor{Description: "image height (pixels)", IntRange: params.Ints(1, MaxImageSide, 1)})
-	b.Enum("camera.encoding", &c.Image.Encoding, rosmsgs.ImageEncodings(), params.Descriptor{Description: "image encoding (sensor_msgs/image_encodings)"})
+	b.Enum("camera.encoding", &c.Image.Encoding, payload.ImageEncodings(), params.Descriptor{Description: "image encoding (sensor_msgs/image_encodings)"})
 	b.Int("lidar.beams", &c.Beams, params.Descriptor{Description: "ranges of a scan over a full turn", IntRange: params.Ints(1, MaxBeams, 1)})
 	b.Int("reference.every", &c.Reference.Every, params.Descriptor{
 		Description: "a hardware reference pulse (sensor_msgs/msg/TimeReference on `reference`) every so many IMU samples; 0: none",

@@ -1,12 +1,19 @@
-// Package rosmsgs serializes ROS 2 messages in Go as CDR (XCDR1, little
-// endian, with the 4-byte encapsulation header), the bytes rmw_serialize
-// produces and rosbag2 records: [CDR], the encoder the nodes' status and
-// diagnostics are written with too, the standard sensor messages of the
-// simulated bags and of the sensor_sim node (sensor_msgs/Imu, LaserScan,
-// Image, TimeReference), and [Payloads], the simulated sensors' contents.
-package rosmsgs
+// Package payload makes the messages of simulated sensors, the ones the
+// sensor_sim node publishes and `simulate --bag` records: the standard
+// sensor messages (sensor_msgs/Imu, LaserScan, Image, TimeReference)
+// serialized as CDR with pkg/cdr, and [Generator], the contents of each
+// sample, different from every other sample's so that a node that
+// rewrites only header.stamp keeps a sample recognisable
+// (stamp.Fingerprint). pkg/sim decides when the samples are taken and
+// arrive; this package what they carry.
+//
+// A message costs O(its size); a Generator reuses its buffers and the
+// caller's, so a stream of messages allocates nothing once they are
+// sized.
+package payload
 
 import (
+	"github.com/timealign/timealign/pkg/cdr"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -21,7 +28,7 @@ type Imu struct {
 
 // AppendImu serializes an Imu message into buf.
 func AppendImu(buf []byte, t stamp.Time, frameID string, m *Imu) []byte {
-	e := NewCDR(buf)
+	e := cdr.NewEncoder(buf)
 	e.Header(t, frameID)
 	for _, v := range m.Orientation {
 		e.Float64(v)
@@ -52,7 +59,7 @@ type LaserScan struct {
 
 // AppendLaserScan serializes a LaserScan message into buf.
 func AppendLaserScan(buf []byte, t stamp.Time, frameID string, m *LaserScan) []byte {
-	e := NewCDR(buf)
+	e := cdr.NewEncoder(buf)
 	e.Header(t, frameID)
 	for _, v := range []float32{m.AngleMin, m.AngleMax, m.AngleIncrement, m.TimeIncrement, m.ScanTime, m.RangeMin, m.RangeMax} {
 		e.Float32(v)
@@ -77,7 +84,7 @@ type Image struct {
 
 // AppendImage serializes an Image message into buf.
 func AppendImage(buf []byte, t stamp.Time, frameID string, m *Image) []byte {
-	e := NewCDR(buf)
+	e := cdr.NewEncoder(buf)
 	e.Header(t, frameID)
 	e.Uint32(m.Height)
 	e.Uint32(m.Width)
@@ -91,7 +98,7 @@ func AppendImage(buf []byte, t stamp.Time, frameID string, m *Image) []byte {
 // AppendTimeReference serializes a sensor_msgs/TimeReference into buf:
 // header (stamp t, frameID), time_ref ref, source.
 func AppendTimeReference(buf []byte, t stamp.Time, frameID string, ref stamp.Time, source string) []byte {
-	e := NewCDR(buf)
+	e := cdr.NewEncoder(buf)
 	e.Header(t, frameID)
 	e.Time(ref)
 	e.String(source)

@@ -1,4 +1,4 @@
-package rosmsgs
+package payload
 
 import (
 	"encoding/binary"
@@ -11,12 +11,12 @@ import (
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
-// TestPayloadsDistinct: no two samples of a stream are alike apart from
+// TestDistinct: no two samples of a stream are alike apart from
 // their stamps (their fingerprints differ), over more samples than the
 // ground-truth monitor ever waits for; the stamp and frame are where they
 // belong.
-func TestPayloadsDistinct(t *testing.T) {
-	p, err := NewPayloads(PayloadOptions{ImageWidth: 16, ImageHeight: 8, Encoding: "rgb8", Beams: 90})
+func TestDistinct(t *testing.T) {
+	p, err := New(Options{ImageWidth: 16, ImageHeight: 8, Encoding: "rgb8", Beams: 90})
 	require.NoError(t, err)
 	const ts = stamp.Time(1_700_000_000_000_000_123)
 	for _, typ := range []string{ImuType, LaserScanType, ImageType} {
@@ -38,12 +38,12 @@ func TestPayloadsDistinct(t *testing.T) {
 	}
 }
 
-func TestPayloadsImage(t *testing.T) {
+func TestImage(t *testing.T) {
 	for _, tc := range []struct {
 		enc string
 		bpp int
 	}{{"mono8", 1}, {"mono16", 2}, {"rgb8", 3}, {"bgra8", 4}} {
-		p, err := NewPayloads(PayloadOptions{ImageWidth: 640, ImageHeight: 480, Encoding: tc.enc})
+		p, err := New(Options{ImageWidth: 640, ImageHeight: 480, Encoding: tc.enc})
 		require.NoError(t, err)
 		msg := p.Image(nil, 5, "camera", 77)
 		// header (stamp, "camera"), height, width, encoding, is_bigendian,
@@ -55,15 +55,15 @@ func TestPayloadsImage(t *testing.T) {
 	}
 }
 
-func TestPayloadOptionsRejected(t *testing.T) {
-	for _, o := range []PayloadOptions{
+func TestOptionsRejected(t *testing.T) {
+	for _, o := range []Options{
 		{ImageWidth: 0, ImageHeight: 480},
 		{ImageWidth: 640, ImageHeight: 20000},
 		{ImageWidth: 640, ImageHeight: 480, Encoding: "yuv422"},
 		{ImageWidth: 640, ImageHeight: 480, Beams: -1},
 		{ImageWidth: 640, ImageHeight: 480, ScanTime: -time.Second},
 	} {
-		_, err := NewPayloads(o)
+		_, err := New(o)
 		require.Error(t, err, "%+v", o)
 	}
 }

@@ -1,4 +1,4 @@
-package mavtest
+package mavsim
 
 import (
 	"cmp"
@@ -141,17 +141,7 @@ type tlogRec struct {
 // BIN for that boot).
 func (s Scenario) Write(tlog io.Writer, bin func(boot int) io.Writer) (Truth, error) {
 	s = s.Defaults()
-	c := sim.DefaultConfig()
-	c.Seed = s.Seed
-	c.Start = s.Start.Add(s.LoggerOffset)
-	c.Count = 0
-	c.Duration = s.Duration
-	c.Period = s.Period
-	c.Clock = sim.Clock{Offset: s.Uptime, SkewPPM: s.SkewPPM, DriftPPMPerHour: s.DriftPPMPerHour, TickPeriod: time.Microsecond,
-		Reboots: s.Reboots}
-	c.Latency = s.Latency
-	c.Loss = sim.Loss{Prob: s.Loss}
-	c.HostSteps = s.HostSteps
+	c := s.simConfig()
 	samples, err := sim.Generate(c)
 	if err != nil {
 		return Truth{}, err
@@ -176,45 +166,17 @@ func (s Scenario) Write(tlog io.Writer, bin func(boot int) io.Writer) (Truth, er
 			}
 			bins[x.Boot] = bw
 		}
-		us := x.Device.Microseconds()
-		roll, pitch, yaw := attitudeAt(utc, 0)
 		if bw != nil {
-			br, bp, by := attitudeAt(utc, s.BinAttitudePhase)
-			bw.Write("ATT", uint64(us), 0.0, br, 0.0, bp, 0.0, math.Mod(by+360, 360), 0.0, 0.0, uint8(0))
-			for j := range s.BinExtra {
-				t := us + int64(j+1)*s.Period.Microseconds()/int64(s.BinExtra+1)
-				for k := range max(s.BinIMUs, 1) {
-					bw.Write("IMU", uint64(t), uint8(k), 0.01*float32(j), -0.02, 0.03, 0.1, -0.2, -9.81, uint32(0), uint32(0), uint8(0), uint8(0), 25.0, uint8(1), uint8(1))
-				}
-			}
-			if s.GPS && i%2 == 0 {
-				wk, ms := gpsTime(utc.Add(-s.GPSLag))
-				bw.Write("GPS", uint64(us), uint8(0), uint8(3), ms, wk, uint8(12), 0.8, 47.3977419, 8.5455938, 12.0, 0.5, 90.0, 0.0, 0.0, uint8(1))
-			}
+			s.binSample(bw, i, x.Device.Microseconds(), utc)
 		}
 		if x.Lost {
 			continue
 		}
-		r := x.Receive
 		if !started[x.Boot] {
 			started[x.Boot] = true
-			s.tlogBanner(add, r, x.Boot)
+			s.tlogBanner(add, x.Receive, x.Boot)
 		}
-		ms := uint32(x.Device / time.Millisecond)
-		add(r, s.SysID, 1, &common.MessageAttitude{TimeBootMs: ms, Roll: rad(roll), Pitch: rad(pitch), Yaw: rad(yaw)})
-		if i%10 == 0 {
-			st := &common.MessageSystemTime{TimeBootMs: ms}
-			if s.RTC != nil {
-				st.TimeUnixUsec = uint64(utc.Add(*s.RTC)) / 1000
-			}
-			add(r, s.SysID, 1, st)
-			add(r, s.SysID, 1, &common.MessageHeartbeat{Type: common.MAV_TYPE_SUBMARINE, Autopilot: common.MAV_AUTOPILOT_ARDUPILOTMEGA, MavlinkVersion: 3})
-			add(r, 255, 190, &common.MessageHeartbeat{Type: common.MAV_TYPE_GCS, Autopilot: common.MAV_AUTOPILOT_INVALID, MavlinkVersion: 3})
-		}
-		if s.GPSInput && i%2 == 1 {
-			wk, wms := gpsTime(utc.Add(-s.GPSLag))
-			add(r, s.SysID, 220, &common.MessageGpsInput{TimeWeek: wk, TimeWeekMs: wms, FixType: 3, SatellitesVisible: 12})
-		}
+		s.tlogSample(add, i, x, utc)
 	}
 	slices.SortStableFunc(recs, func(a, b tlogRec) int { return cmp.Compare(a.r, b.r) })
 	tw := NewTlogWriter(tlog)
@@ -230,6 +192,64 @@ func (s Scenario) Write(tlog io.Writer, bin func(boot int) io.Writer) (Truth, er
 		}
 	}
 	return tr, nil
+}
+
+// simConfig is the simulation of the scenario's clocks: the ATTITUDE
+// stream's samples, stamped by the logging computer.
+func (s Scenario) simConfig() sim.Config {
+	c := sim.DefaultConfig()
+	c.Seed = s.Seed
+	c.Start = s.Start.Add(s.LoggerOffset)
+	c.Count = 0
+	c.Duration = s.Duration
+	c.Period = s.Period
+	c.Clock = sim.Clock{Offset: s.Uptime, SkewPPM: s.SkewPPM, DriftPPMPerHour: s.DriftPPMPerHour, TickPeriod: time.Microsecond,
+		Reboots: s.Reboots}
+	c.Latency = s.Latency
+	c.Loss = sim.Loss{Prob: s.Loss}
+	c.HostSteps = s.HostSteps
+	return c
+}
+
+// binSample writes sample i's records to its boot's BIN at boot time us
+// (true time utc): ATT, BinExtra IMU records per instance, GPS every
+// other sample.
+func (s Scenario) binSample(bw *BinWriter, i int, us int64, utc stamp.Time) {
+	br, bp, by := attitudeAt(utc, s.BinAttitudePhase)
+	bw.Write("ATT", uint64(us), 0.0, br, 0.0, bp, 0.0, math.Mod(by+360, 360), 0.0, 0.0, uint8(0))
+	for j := range s.BinExtra {
+		t := us + int64(j+1)*s.Period.Microseconds()/int64(s.BinExtra+1)
+		for k := range max(s.BinIMUs, 1) {
+			bw.Write("IMU", uint64(t), uint8(k), 0.01*float32(j), -0.02, 0.03, 0.1, -0.2, -9.81, uint32(0), uint32(0), uint8(0), uint8(0), 25.0, uint8(1), uint8(1))
+		}
+	}
+	if s.GPS && i%2 == 0 {
+		wk, ms := gpsTime(utc.Add(-s.GPSLag))
+		bw.Write("GPS", uint64(us), uint8(0), uint8(3), ms, wk, uint8(12), 0.8, 47.3977419, 8.5455938, 12.0, 0.5, 90.0, 0.0, 0.0, uint8(1))
+	}
+}
+
+// tlogSample adds the telemetry of delivered sample i (true time utc):
+// ATTITUDE; every tenth sample SYSTEM_TIME and the heartbeats of the
+// autopilot and the ground station; GPS_INPUT every other sample.
+func (s Scenario) tlogSample(add func(stamp.Time, uint8, uint8, message.Message), i int, x sim.Sample, utc stamp.Time) {
+	r := x.Receive
+	ms := uint32(x.Device / time.Millisecond)
+	roll, pitch, yaw := attitudeAt(utc, 0)
+	add(r, s.SysID, 1, &common.MessageAttitude{TimeBootMs: ms, Roll: rad(roll), Pitch: rad(pitch), Yaw: rad(yaw)})
+	if i%10 == 0 {
+		st := &common.MessageSystemTime{TimeBootMs: ms}
+		if s.RTC != nil {
+			st.TimeUnixUsec = uint64(utc.Add(*s.RTC)) / 1000
+		}
+		add(r, s.SysID, 1, st)
+		add(r, s.SysID, 1, &common.MessageHeartbeat{Type: common.MAV_TYPE_SUBMARINE, Autopilot: common.MAV_AUTOPILOT_ARDUPILOTMEGA, MavlinkVersion: 3})
+		add(r, 255, 190, &common.MessageHeartbeat{Type: common.MAV_TYPE_GCS, Autopilot: common.MAV_AUTOPILOT_INVALID, MavlinkVersion: 3})
+	}
+	if s.GPSInput && i%2 == 1 {
+		wk, wms := gpsTime(utc.Add(-s.GPSLag))
+		add(r, s.SysID, 220, &common.MessageGpsInput{TimeWeek: wk, TimeWeekMs: wms, FixType: 3, SatellitesVisible: 12})
+	}
 }
 
 // hostStep is the logging computer's clock step at elapsed time d.

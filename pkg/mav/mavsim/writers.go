@@ -1,8 +1,4 @@
-// Package mavtest writes telemetry logs (.tlog) and dataflash logs (.BIN)
-// for tests, benchmarks and the demo: frame by frame and record by record,
-// with damage on request, and whole pairs of logs of a simulated vehicle
-// whose clocks pkg/sim drives (see Scenario).
-package mavtest
+package mavsim
 
 import (
 	"encoding/binary"
@@ -35,7 +31,7 @@ var rw = sync.OnceValue(func() *dialect.ReadWriter {
 func Frame(version int, seq, sys, comp uint8, msg message.Message) []byte {
 	mp := rw().GetMessage(msg.GetID())
 	if mp == nil {
-		panic(fmt.Sprintf("mavtest: message %T is not in the dialect", msg))
+		panic(fmt.Sprintf("mavsim: message %T is not in the dialect", msg))
 	}
 	raw := mp.Write(msg, version == 2)
 	return RawFrame(version, seq, sys, comp, raw.ID, raw.Payload, mp.CRCExtra())
@@ -170,10 +166,10 @@ func pad(s string, n int) []byte {
 func (b *BinWriter) Write(name string, values ...any) {
 	t := b.types[name]
 	if t == nil {
-		panic("mavtest: undeclared BIN type " + name)
+		panic("mavsim: undeclared BIN type " + name)
 	}
 	if len(values) != len(t.format) {
-		panic(fmt.Sprintf("mavtest: %s takes %d values, got %d", name, len(t.format), len(values)))
+		panic(fmt.Sprintf("mavsim: %s takes %d values, got %d", name, len(t.format), len(values)))
 	}
 	p := append(b.buf[:0], 0xA3, 0x95, t.id)
 	for i, v := range values {
@@ -230,7 +226,7 @@ func toInt(v any) int64 {
 	case float32:
 		return int64(math.Round(float64(x)))
 	}
-	panic(fmt.Sprintf("mavtest: %T is not a number", v))
+	panic(fmt.Sprintf("mavsim: %T is not a number", v))
 }
 
 func toFloat(v any) float64 {
@@ -276,5 +272,5 @@ func appendBin(p []byte, k byte, v any) []byte {
 	case 'g':
 		return le.AppendUint16(p, 0)
 	}
-	panic("mavtest: unknown format character " + strings.TrimSpace(string(k)))
+	panic("mavsim: unknown format character " + strings.TrimSpace(string(k)))
 }

@@ -1,4 +1,4 @@
-package rosmsgs
+package payload
 
 import (
 	"encoding/binary"
@@ -24,11 +24,12 @@ type encoding struct {
 	bpp  int
 }
 
-// encodings are the image encodings Payloads draws, with their bytes per
+// encodings are the image encodings a Generator draws, with their bytes per
 // pixel (sensor_msgs/image_encodings).
 var encodings = []encoding{{"mono8", 1}, {"mono16", 2}, {"rgb8", 3}, {"bgr8", 3}, {"rgba8", 4}, {"bgra8", 4}}
 
-// ImageEncodings returns the names of the image encodings Payloads draws.
+// ImageEncodings returns the names of the image encodings a Generator
+// draws.
 func ImageEncodings() []string {
 	names := make([]string, len(encodings))
 	for i, e := range encodings {
@@ -37,8 +38,8 @@ func ImageEncodings() []string {
 	return names
 }
 
-// PayloadOptions shape the simulated messages.
-type PayloadOptions struct {
+// Options shape the simulated messages.
+type Options struct {
 	// ImageWidth and ImageHeight are the image size in pixels, 1..16384.
 	ImageWidth, ImageHeight int
 	// Encoding is one of ImageEncodings. It defaults to mono8.
@@ -51,23 +52,23 @@ type PayloadOptions struct {
 	ScanTime time.Duration
 }
 
-// Payloads makes the bodies of simulated sensor messages, each a function
+// Generator makes the bodies of simulated sensor messages, each a function
 // of the sample's number so that no two samples of a stream are alike (a
 // node that rewrites only header.stamp keeps a sample recognisable by its
 // stamp.Fingerprint): an IMU turning at 0.1 rad/s, a scan of a round room
 // seen from a sensor that turns, and a gradient test image that moves by a
 // pixel a frame and carries the frame number in its first 8 bytes (little
-// endian), as test-pattern generators do. One goroutine owns a Payloads.
-type Payloads struct {
+// endian), as test-pattern generators do. One goroutine owns a Generator.
+type Generator struct {
 	imu   Imu
 	scan  LaserScan
 	image Image
 	bpp   int
 }
 
-// NewPayloads returns the payloads o describes, or an error naming a bad
-// option.
-func NewPayloads(o PayloadOptions) (*Payloads, error) {
+// New returns the generator of the payloads o describes, or an error
+// naming a bad option.
+func New(o Options) (*Generator, error) {
 	o.Encoding = cmpOr(o.Encoding, "mono8")
 	if o.Beams == 0 {
 		o.Beams = 360
@@ -78,15 +79,15 @@ func NewPayloads(o PayloadOptions) (*Payloads, error) {
 	i := slices.IndexFunc(encodings, func(e encoding) bool { return e.name == o.Encoding })
 	switch {
 	case o.ImageWidth < 1 || o.ImageWidth > 16384 || o.ImageHeight < 1 || o.ImageHeight > 16384:
-		return nil, fmt.Errorf("rosmsgs: image size %dx%d, want 1..16384 each", o.ImageWidth, o.ImageHeight)
+		return nil, fmt.Errorf("payload: image size %dx%d, want 1..16384 each", o.ImageWidth, o.ImageHeight)
 	case i < 0:
-		return nil, fmt.Errorf("rosmsgs: image encoding %q, want one of %s", o.Encoding, strings.Join(ImageEncodings(), ", "))
+		return nil, fmt.Errorf("payload: image encoding %q, want one of %s", o.Encoding, strings.Join(ImageEncodings(), ", "))
 	case o.Beams < 1 || o.Beams > 1<<20:
-		return nil, fmt.Errorf("rosmsgs: %d beams, want 1..%d", o.Beams, 1<<20)
+		return nil, fmt.Errorf("payload: %d beams, want 1..%d", o.Beams, 1<<20)
 	case o.ScanTime < 0:
-		return nil, fmt.Errorf("rosmsgs: scan time %v, want > 0", o.ScanTime)
+		return nil, fmt.Errorf("payload: scan time %v, want > 0", o.ScanTime)
 	}
-	p := &Payloads{bpp: encodings[i].bpp}
+	p := &Generator{bpp: encodings[i].bpp}
 	p.imu.Orientation = [4]float64{0, 0, 0, 1}
 	p.imu.LinearAcceleration = [3]float64{0, 0, 9.81}
 	for i := 0; i < 9; i += 4 {
@@ -114,7 +115,7 @@ func cmpOr(s, def string) string {
 }
 
 // Imu appends sample seq of the IMU, stamped t, to buf[:0].
-func (p *Payloads) Imu(buf []byte, t stamp.Time, frameID string, seq int) []byte {
+func (p *Generator) Imu(buf []byte, t stamp.Time, frameID string, seq int) []byte {
 	a := float64(seq) * 1e-3
 	p.imu.Orientation = [4]float64{0, 0, math.Sin(a / 2), math.Cos(a / 2)}
 	p.imu.AngularVelocity = [3]float64{0, 0, 0.1}
@@ -122,7 +123,7 @@ func (p *Payloads) Imu(buf []byte, t stamp.Time, frameID string, seq int) []byte
 }
 
 // Scan appends scan seq, stamped t, to buf[:0].
-func (p *Payloads) Scan(buf []byte, t stamp.Time, frameID string, seq int) []byte {
+func (p *Generator) Scan(buf []byte, t stamp.Time, frameID string, seq int) []byte {
 	n := len(p.scan.Ranges)
 	turn := float64(seq) * 0.01 // the sensor turns by 0.01 rad a scan: no scan repeats
 	for i := range n {
@@ -132,7 +133,7 @@ func (p *Payloads) Scan(buf []byte, t stamp.Time, frameID string, seq int) []byt
 }
 
 // Image appends frame seq, stamped t, to buf[:0].
-func (p *Payloads) Image(buf []byte, t stamp.Time, frameID string, seq int) []byte {
+func (p *Generator) Image(buf []byte, t stamp.Time, frameID string, seq int) []byte {
 	w, bpp, d := int(p.image.Width), p.bpp, p.image.Data
 	for k := range d {
 		i, c := k/bpp, k%bpp
@@ -146,7 +147,7 @@ func (p *Payloads) Image(buf []byte, t stamp.Time, frameID string, seq int) []by
 
 // Message appends sample seq of a simulated sensor of type typ (ImuType,
 // LaserScanType or ImageType; any other type gets the IMU's), stamped t.
-func (p *Payloads) Message(buf []byte, typ string, t stamp.Time, frameID string, seq int) []byte {
+func (p *Generator) Message(buf []byte, typ string, t stamp.Time, frameID string, seq int) []byte {
 	switch typ {
 	case LaserScanType:
 		return p.Scan(buf, t, frameID, seq)

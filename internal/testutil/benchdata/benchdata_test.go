@@ -230,7 +230,7 @@ func TestModuleRoot(t *testing.T) {
 	require.NoError(t, err)
 	root, err := moduleRoot(wd)
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(wd, "..", ".."), root)
+	require.Equal(t, filepath.Join(wd, "..", "..", ".."), root)
 	require.True(t, errors.Is(Check(filepath.Join(root, "no-such-dir"), "tsest"), fs.ErrNotExist))
 }
 
