@@ -49,7 +49,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 		if d.IsDir() {
 			switch {
 			case rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules"),
-				rel == "msgs" || strings.HasPrefix(rel, "msgs/"), // generated (the msgs/ row)
+				rel == "msgs" || strings.HasPrefix(rel, "msgs/"),   // generated (the msgs/ row)
 				rel == "build" || rel == "install" || rel == "log": // colcon's
 				return filepath.SkipDir
 			}
