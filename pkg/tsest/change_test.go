@@ -165,3 +165,31 @@ func TestGrowingPeriod(t *testing.T) {
 		requireNearReceive(t, c, est, periods[len(periods)-1])
 	}
 }
+
+// TestFloodThenSteady: a publisher floods the stream (50 kHz for a
+// second: a misconfigured driver, a replay at full speed), then the 400 Hz
+// stream goes on. The fit learns the flood's period; afterwards every
+// sample comes many of those periods after the one before, never the same
+// number of them twice, so no multiple repeats and no record run tells the
+// change. A run of such gaps does: the estimator restarts, and two
+// windows after the flood it is as accurate as before it.
+func TestFloodThenSteady(t *testing.T) {
+	for _, tc := range []struct {
+		seed   uint64
+		period time.Duration // configured
+	}{{1, 2500 * time.Microsecond}, {2, 2500 * time.Microsecond}, {3, 0}, {4, 0}} {
+		seed := tc.seed
+		steady := constant(2400, 2500*time.Microsecond)
+		periods := append(append(steady[:1200:1200], constant(50000, 20*time.Microsecond)...), steady...)
+		c := changingStream(seed, 200*time.Microsecond, periods)
+		cfg := DefaultConfig()
+		cfg.Window = 2 * time.Second
+		cfg.Period = tc.period
+		e, est := c.estimateAll(t, cfg)
+		before := errStd(est, c.truth, 800, 1200)
+		n := len(est)
+		after := errStd(est, c.truth, n-400, n)
+		t.Logf("seed %d: std %v before the flood, %v two windows after it; %d period changes", seed, before, after, e.Status().PeriodChanges)
+		require.LessOrEqual(t, after, 2*before+5*time.Microsecond, "seed %d", seed)
+	}
+}

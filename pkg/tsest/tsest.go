@@ -286,6 +286,10 @@ type changeState struct {
 	mult            int64
 	records         int
 	multRun         int
+	// gapRun: samples in a row each 1.75 periods or more after the one
+	// before (any multiple), the least of those gaps in minGap.
+	gapRun int
+	minGap float64
 	// last: when the last change was found; unsettled: the one before
 	// was within unsettledWindows, so the estimates are the receive stamps
 	// until a fit holds for a window.
@@ -841,7 +845,7 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 // (Status.PeriodChanges). It returns whether it restarted.
 func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 	if !e.fit.haveLine || e.warmup.on || e.fit.period <= 0 || e.cfg.NeverInferLoss || e.loss.ambiguous || e.fit.hulls.Answering().Count() < 8 || e.input.dupRun > 0 {
-		e.change.n, e.change.records, e.change.multRun = 0, 0, 0
+		e.change.n, e.change.records, e.change.multRun, e.change.gapRun = 0, 0, 0, 0
 		return false
 	}
 	pre := y - e.fit.line.At(x)
@@ -850,6 +854,12 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 		if r := math.Round(gap / e.fit.period); math.Abs(gap-r*e.fit.period) < 0.25*e.fit.period {
 			mult = int64(r)
 		}
+		if e.change.gapRun == 0 || gap < e.change.minGap {
+			e.change.minGap = gap
+		}
+		e.change.gapRun++
+	} else {
+		e.change.gapRun = 0
 	}
 	if e.change.n == 0 {
 		e.change.lowest, e.change.highest = math.Inf(1), math.Inf(-1)
@@ -859,10 +869,22 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 		e.change.mult, e.change.multRun = mult, 0
 	}
 	e.change.multRun++
-	changed := false
+	changed, flooded := false, false
 	period := 0.0
-	if e.change.mult >= 2 && e.change.multRun >= changeMultiples {
+	switch {
+	case e.change.mult >= 2 && e.change.multRun >= changeMultiples:
 		changed, period = true, float64(e.change.mult)*e.fit.period
+	case e.change.gapRun >= changeGaps:
+		// Every sample a loss, of a different number of periods each
+		// time: the period is far too short (it was learnt from a flood).
+		// Start over as a new estimator would: from the configured
+		// period, else from the least gap (at most a period or two of
+		// the stream), neither weighing as a measured prior.
+		changed, flooded, period = true, true, e.change.minGap
+		if e.cfg.Period > 0 {
+			period = float64(e.cfg.Period)
+		}
+		e.change.gapRun = 0
 	}
 	if !held {
 		e.change.lowest, e.change.highest = min(e.change.lowest, pre), max(e.change.highest, pre)
@@ -903,6 +925,9 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 	e.loss.pending = false
 	e.fit.period, e.fit.smooth, e.fit.prior = period, period, period
 	e.restart(t)
+	if flooded {
+		e.fit.priorN = 0
+	}
 	return true
 }
 
@@ -910,6 +935,13 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 // number (2 or more) of periods after the one before, make a change of
 // rate (a camera from 30 to 15 fps).
 const changeMultiples = 8
+
+// changeGaps is how many samples in a row, each 1.75 periods or more
+// after the one before (losses on every sample, of any number of
+// periods), make a change: the period the fit holds is far too short, as
+// after a flood. Real losses are not that steady: a stream that lost a
+// sample between every two it delivered would come at a steady multiple.
+const changeGaps = 32
 
 // unsettledWindows: a change this many windows or fewer after the
 // previous one leaves the estimator unsettled (Estimator.checkChange).
