@@ -134,7 +134,9 @@ func (r Report) Diagnose() nodekit.Diagnostic {
 		if prevDropped != nil && len(prev.Sync.Received) > i {
 			got := nodekit.Since(s.Sync.Received[i], prev.Sync.Received[i])
 			lost := nodekit.Since(dropped[i], prevDropped[i])
-			if got > 0 && nodekit.Share(lost, got) > s.Config.MaxDropShare {
+			// A period's drops may exceed what came in it (a policy drops
+			// in this period what came in the last): 1 never warns.
+			if got > 0 && s.Config.MaxDropShare < 1 && nodekit.Share(lost, got) > s.Config.MaxDropShare {
 				// The message stays the same while the drops go on (the
 				// node logs changes of health); the counts are values.
 				// Not a share of what came: a policy may drop in this

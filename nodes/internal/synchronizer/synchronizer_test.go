@@ -82,6 +82,16 @@ func TestDiagnoseSilentInput(t *testing.T) {
 	}
 	require.Equal(t, "50", values["/camera.dropped_since_last_report"])
 	require.Equal(t, "50", values["/camera.received_since_last_report"])
+
+	// max_drop_share 1 never warns, though a period's drops may exceed
+	// what came in it (here 50 dropped of 40 received).
+	never := c.Status()
+	never.Config.MaxDropShare = 1
+	prev.Sync.Received = append([]uint64(nil), prev.Sync.Received...)
+	prev.Sync.Received[0] += 10
+	d = Report{Now: 10 * sec, Status: never, Prev: prev, Runtime: nodekit.RuntimeStatus{Inputs: []string{"/camera", "/imu"}}}.Diagnose()
+	require.NotContains(t, d.Message, "max_drop_share")
+	require.Contains(t, d.Message, "input /imu is silent", "the rest of the diagnosis stands")
 }
 
 func TestValidate(t *testing.T) {

@@ -74,7 +74,7 @@ func (p *Params) Bind(b *params.Binder) {
 		FloatRange: params.Floats(0, 1e6, 0)})
 	b.Duration("silent_after_sec", &p.Config.SilentAfter, params.Descriptor{Description: "an input silent this long while others deliver is reported as blocking (s)",
 		FloatRange: params.Floats(0.001, 1e6, 0)})
-	b.Float64("max_drop_share", &p.Config.MaxDropShare, params.Descriptor{Description: "share of an input's messages dropped before the node warns",
+	b.Float64("max_drop_share", &p.Config.MaxDropShare, params.Descriptor{Description: "share of an input's messages dropped (in a status period) above which the node warns; 1: never",
 		FloatRange: params.Floats(0, 1, 0)})
 	qos.Bind(b, "qos.in", &p.In)
 	qos.Bind(b, "qos.out", &p.Out)
