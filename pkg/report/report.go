@@ -505,20 +505,20 @@ func (a *Analyzer) Add(m Message) {
 		return
 	}
 	ts := a.topics[m.Topic]
-	a.count(ts, m)
+	a.count(ts, &m)
 	if !m.HasHeader || ts.est == nil {
 		if !m.Malformed {
 			ts.timing.Add(m.LogTime)
 		}
 		return
 	}
-	a.noteStamp(ts, m)
+	a.noteStamp(ts, &m)
 	if m.Header >= 0 {
 		ts.fitClock(m.LogTime, m.Header)
 	}
-	est, uncorrected := a.estimate(ts, m)
+	est, uncorrected := a.estimate(ts, &m)
 	if ts.have {
-		a.compareIntervals(ts, m, est, uncorrected)
+		a.compareIntervals(ts, &m, est, uncorrected)
 	}
 	ts.prevHdr, ts.prevEst, ts.have = m.Header, est, true
 	ts.prevUncorrected = uncorrected
@@ -530,26 +530,26 @@ func (a *Analyzer) Add(m Message) {
 
 // count counts a message of topic ts into the topic's and the recording's
 // totals and its interval since the topic's previous message.
-func (a *Analyzer) count(ts *topicState, m Message) {
-	r := ts.r
+func (a *Analyzer) count(ts *topicState, m *Message) {
+	r, t, size := ts.r, m.LogTime, uint64(m.Size)
 	if r.Count == 0 {
-		r.First = m.LogTime
+		r.First = t
 	}
 	r.Count++
-	r.Bytes += uint64(m.Size)
-	r.Last = max(r.Last, m.LogTime)
-	if a.rep.Messages == 0 || m.LogTime < a.rep.Start {
-		a.rep.Start = m.LogTime
+	r.Bytes += size
+	r.Last = max(r.Last, t)
+	if a.rep.Messages == 0 || t < a.rep.Start {
+		a.rep.Start = t
 	}
-	a.rep.End = max(a.rep.End, m.LogTime)
+	a.rep.End = max(a.rep.End, t)
 	a.rep.Messages++
-	a.rep.Bytes += uint64(m.Size)
+	a.rep.Bytes += size
 	if ts.haveLog {
-		d := m.LogTime.Sub(ts.prevLog)
+		d := t.Sub(ts.prevLog)
 		ts.arr.Add(d)
-		ts.plots.arrival.Add(int64(m.LogTime), float64(d))
+		ts.plots.arrival.Add(int64(t), float64(d))
 	}
-	ts.prevLog, ts.haveLog = m.LogTime, true
+	ts.prevLog, ts.haveLog = t, true
 	if m.Malformed {
 		r.Malformed++
 	}
@@ -560,24 +560,24 @@ func (a *Analyzer) count(ts *topicState, m Message) {
 // start of the ApproximateTime analysis once the topics to match are
 // known (automatic: every Header topic has shown a message, or a second
 // of log time has passed).
-func (a *Analyzer) noteStamp(ts *topicState, m Message) {
-	r, hdr := ts.r, m.Header
+func (a *Analyzer) noteStamp(ts *topicState, m *Message) {
+	r, hdr, t := ts.r, m.Header, m.LogTime
 	ts.timing.Add(hdr)
 	if r.Stamped == 0 {
 		ts.firstHdr, ts.plots.clockFirst = hdr, hdr
 	}
 	ts.lastHdr = hdr
 	r.Stamped++
-	lat := m.LogTime.Sub(hdr)
+	lat := t.Sub(hdr)
 	ts.lat.Add(lat)
 	waiting := a.auto && a.sync == nil && a.sr == nil
 	if !ts.decided {
 		ts.decided = true
 		r.DeviceClock = lat > a.cfg.DeviceOffset || lat < -a.cfg.DeviceOffset
-		if waiting && (a.allDecided() || m.LogTime.Sub(a.rep.Start) > time.Second) {
+		if waiting && (a.allDecided() || t.Sub(a.rep.Start) > time.Second) {
 			a.startSync()
 		}
-	} else if waiting && m.LogTime.Sub(a.rep.Start) > time.Second {
+	} else if waiting && t.Sub(a.rep.Start) > time.Second {
 		a.startSync()
 	}
 	if !a.auto && a.sr == nil {
@@ -610,7 +610,7 @@ func (ts *topicState) fitClock(logTime, hdr stamp.Time) {
 // estimate and whether the estimator left it as received. It notes the
 // gap the estimator found before the sample, or takes back the last one
 // when the estimator took a loss back, and the correction.
-func (a *Analyzer) estimate(ts *topicState, m Message) (est stamp.Time, uncorrected bool) {
+func (a *Analyzer) estimate(ts *topicState, m *Message) (est stamp.Time, uncorrected bool) {
 	r, hdr := ts.r, m.Header
 	lost0 := ts.est.LostSamples()
 	est, err := ts.est.Update(hdr)
@@ -656,7 +656,7 @@ func (ts *topicState) dropLastGap() {
 // to this one with the interval of their estimates: stamps that repeat or
 // go back, and each interval's deviation from whole periods (the jitter
 // before and after correction).
-func (a *Analyzer) compareIntervals(ts *topicState, m Message, est stamp.Time, uncorrected bool) {
+func (a *Analyzer) compareIntervals(ts *topicState, m *Message, est stamp.Time, uncorrected bool) {
 	r := ts.r
 	d := m.Header.Sub(ts.prevHdr)
 	switch {
