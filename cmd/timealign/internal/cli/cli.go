@@ -192,7 +192,7 @@ func Run(e *Env, cmds []*Command, args []string) int {
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
-		if len(args) > 1 {
+		if len(args) > 1 && !isHelp(args[1]) {
 			return Run(e, cmds, []string{args[1], "-help"})
 		}
 		printUsage(e.Stdout, cmds)
@@ -348,4 +348,14 @@ func cutMessage(msg string) string {
 		return Cut(b.String())
 	}
 	return b.String()
+}
+
+// isHelp reports whether arg asks for help ("help --help" is help, not a
+// command named --help).
+func isHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
+	}
+	return false
 }

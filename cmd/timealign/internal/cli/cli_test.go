@@ -62,6 +62,11 @@ func TestRunExitStatus(t *testing.T) {
 	ran = nil
 	run(cmds, "help", "ok")
 	require.Equal(t, []string{"ok -help"}, ran, "help CMD is CMD -help")
+	for _, args := range [][]string{{"help", "--help"}, {"--help", "help"}, {"-h", "-h"}} {
+		code, stdout, _ = run(cmds, args...)
+		require.Equal(t, 0, code, "%v", args)
+		require.Contains(t, stdout, "  usage     does usage\n", "%v: the list of commands, not a recursion", args)
+	}
 }
 
 // TestFamily: a family's usage, help, dispatch to its subcommands (whose
