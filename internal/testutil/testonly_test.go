@@ -64,9 +64,13 @@ func TestOnlyTestsImportHelpers(t *testing.T) {
 }
 
 // moduleRoot returns the directory of the module's go.mod, above the
-// working directory (the package's directory under go test).
+// working directory (the package's directory under go test), with
+// symbolic links resolved (colcon's workspace links the package into
+// src/: a walk does not descend a link).
 func moduleRoot(t *testing.T) string {
 	dir, err := os.Getwd()
+	require.NoError(t, err)
+	dir, err = filepath.EvalSymlinks(dir)
 	require.NoError(t, err)
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
