@@ -7,8 +7,9 @@
 //
 // The registry's tests hold the executables, CMakeLists.txt's list of
 // nodes and the installed parameter files (config/<executable>.yaml) to
-// this list, and generate docs/parameters.md from the nodes' declarations;
-// the bad-input tests (nodes/internal/badinput) run its nodes.
+// this list, generate docs/parameters.md from the nodes' declarations and
+// hold README.md's table of each node to them; the bad-input tests
+// (nodes/internal/badinput) run its nodes.
 package registry
 
 import (
