@@ -22,11 +22,6 @@ import (
 // (where go test runs it).
 var repoRoot = filepath.Join("..", "..")
 
-// generatedDoc is the doc file generated from the nodes' parameter
-// declarations. Links into it are checked when it is present; a tree without
-// it (a branch where it is not generated yet) skips them, saying so.
-const generatedDoc = "docs/parameters.md"
-
 // docFiles returns the documentation whose examples the tests run: README.md
 // and every docs/*.md, as slash paths relative to the repository's root.
 func docFiles(t *testing.T) []string {
@@ -277,8 +272,7 @@ func markdownFiles(t *testing.T) []string {
 // TestDocLinks requires every relative link of the repository's markdown
 // (README.md, docs/, CONTRIBUTING.md, the testdata READMEs) to name a file
 // or directory that exists, and its #anchor, in a markdown file, to be one
-// of that file's headings. Links into generatedDoc are skipped, saying so,
-// where it is not generated yet.
+// of that file's headings.
 func TestDocLinks(t *testing.T) {
 	files := markdownFiles(t)
 	require.Contains(t, files, "README.md")
@@ -286,7 +280,6 @@ func TestDocLinks(t *testing.T) {
 	for _, f := range files {
 		docs[f] = readMarkdown(t, f)
 	}
-	var pending []string // links into the missing generated file
 	checked := 0
 	for _, f := range files {
 		for _, l := range docs[f].links {
@@ -302,10 +295,6 @@ func TestDocLinks(t *testing.T) {
 				} else {
 					dest = path.Join(path.Dir(f), target)
 				}
-			}
-			if dest == generatedDoc && !slices.Contains(files, generatedDoc) {
-				pending = append(pending, where)
-				continue
 			}
 			checked++
 			_, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(dest)))
@@ -326,12 +315,6 @@ func TestDocLinks(t *testing.T) {
 	}
 	require.NotZero(t, checked)
 	t.Logf("%d relative links checked in %d markdown files", checked, len(files))
-	if len(pending) > 0 {
-		t.Run(generatedDoc, func(t *testing.T) {
-			t.Skipf("%s is generated from the nodes' parameter declarations and is not in this tree yet: %d links into it not checked:\n%s",
-				generatedDoc, len(pending), strings.Join(pending, "\n"))
-		})
-	}
 }
 
 // docCommand is a timealign command line of a doc, in a fenced block: a
