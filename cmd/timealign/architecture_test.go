@@ -1,6 +1,7 @@
 package main
 
 import (
+	"go/build"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -69,4 +70,50 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 		}
 	}
 	require.Empty(t, missing, "packages docs/architecture.md does not name (add them to its \"Where things live\")")
+}
+
+// TestCLILinksNoNodeRuntime: the CLI does not link the node runtime
+// (nodekit, rosnode, the registry) nor rclgo, with or without the ros2
+// tag: bag fix resolves the nodes' parameters through nodes/nodeparams,
+// which reads the nodes' declarations alone. The walk follows the
+// module's own packages (no other package imports them), as go list
+// -deps ./cmd/timealign does, and names the chain to a package it finds.
+func TestCLILinksNoNodeRuntime(t *testing.T) {
+	const module = "github.com/timealign/timealign"
+	forbidden := []string{module + "/nodes/internal/nodekit", module + "/nodes/internal/rosnode",
+		module + "/nodes/internal/registry", "github.com/tiiuae/rclgo"}
+	root, err := filepath.EvalSymlinks("../..")
+	require.NoError(t, err)
+	for _, tags := range [][]string{nil, {"ros2"}} {
+		ctx := build.Default
+		ctx.BuildTags = tags
+		from := map[string]string{module + "/cmd/timealign": ""} // a package: the one that imports it
+		queue := []string{module + "/cmd/timealign"}
+		for len(queue) > 0 {
+			path := queue[0]
+			queue = queue[1:]
+			for _, f := range forbidden {
+				if path == f || strings.HasPrefix(path, f+"/") {
+					chain := []string{path}
+					for p := from[path]; p != ""; p = from[p] {
+						chain = append([]string{p}, chain...)
+					}
+					t.Errorf("tags %v: the CLI links %s: %s", tags, f, strings.Join(chain, " -> "))
+				}
+			}
+			rel, ok := strings.CutPrefix(path, module+"/")
+			if !ok {
+				continue
+			}
+			pkg, err := ctx.ImportDir(filepath.Join(root, filepath.FromSlash(rel)), 0)
+			require.NoError(t, err, "tags %v: %s", tags, path)
+			for _, im := range pkg.Imports {
+				if _, seen := from[im]; !seen {
+					from[im] = path
+					queue = append(queue, im)
+				}
+			}
+		}
+		require.Contains(t, from, module+"/nodes/nodeparams", "tags %v: the walk reaches the CLI's packages", tags)
+	}
 }
