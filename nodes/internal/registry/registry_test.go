@@ -123,3 +123,21 @@ func TestSpecs(t *testing.T) {
 	_, ok = registry.Node("no_such_node")
 	require.False(t, ok)
 }
+
+// TestNodeLists: the lists of nodes outside Go that cannot read the
+// registry are its nodes, in its order: the installed-node check of
+// .ci/ros2 and the executables test/ros2_test.go builds (a package
+// outside nodes/, which cannot import it).
+func TestNodeLists(t *testing.T) {
+	for _, c := range []struct{ file, re string }{
+		{"../../../.ci/ros2", `(?m)^for node in ([a-z_ ]+); do$`},
+		{"../../../test/ros2_test.go", `for _, node := range \[\]string\{([^}]*)\}`},
+	} {
+		data, err := os.ReadFile(c.file)
+		require.NoError(t, err)
+		m := regexp.MustCompile(c.re).FindSubmatch(data)
+		require.NotNil(t, m, "%s lists the nodes (%s)", c.file, c.re)
+		list := strings.Fields(strings.NewReplacer(",", " ", `"`, " ").Replace(string(m[1])))
+		require.Equal(t, names(), list, "%s lists the registry's nodes, in its order", c.file)
+	}
+}
