@@ -211,7 +211,13 @@ func TestDemoLaunch(t *testing.T) {
 	require.Greater(t, len(delays), 100, "raw scans with their ground truth")
 	slices.Sort(delays)
 	pct := func(p int) time.Duration { return time.Duration(delays[len(delays)*p/100]) }
-	allowance := float64(pct(90)) // most scans are no later than this: what clock_sync's fit sees above the latency
+	// What clock_sync's fit may sit above the simulated latency: the tail
+	// of the delays, not their bulk. Its lower envelope ends on an edge
+	// between two recent samples, and where both came late (a busy second,
+	// the start-up of five processes) the fit's offset rests on them until
+	// earlier samples are passed again: the delays' p90 was too tight on a
+	// busy CI machine (mean 1.65 ms against 1.01 offline, worst 2.4 ms).
+	allowance := float64(pct(99))
 	t.Logf("delivery delay of the raw scans to a subscriber: p10 %v, median %v, p90 %v, p99 %v (load %s)",
 		pct(10), pct(50), pct(90), pct(99), loadAvg())
 

@@ -257,6 +257,9 @@ func runSoak(ctx context.Context, c config, l *launch, r *ros, steps bool) (bool
 	sleepUntil(ctx, s.start.Add(c.plan.Duration))
 	samples := s.stop()
 	inj.undoSteps()
+	if err := csvFile.Close(); err != nil {
+		return false, fmt.Errorf("soak.csv: %w", err)
+	}
 	elapsed := time.Since(s.start)
 	if ctx.Err() != nil {
 		fmt.Printf("soak: interrupted after %v: the summary covers that much\n", elapsed.Round(time.Second))

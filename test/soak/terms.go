@@ -79,7 +79,10 @@ func runTerms(ctx context.Context, c config, r *ros, prefix string) (bool, error
 	for _, v := range s.Violations {
 		fmt.Println("  -", v)
 	}
-	return len(s.Violations) == 0 && s.N == c.terms, w.Error()
+	if err := w.Error(); err != nil {
+		return false, err
+	}
+	return len(s.Violations) == 0 && s.N == c.terms, f.Close()
 }
 
 // termOnce starts exe, sends it SIGTERM after phase and watches it end;

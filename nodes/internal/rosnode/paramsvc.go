@@ -63,7 +63,7 @@ func (t *transport) ServeParameters(h nodekit.ParameterHandler) error {
 	ls, err := srv.NewListParametersService(t.node, name(params.SrvListParameters), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.ListParameters_Request, rs srv.ListParametersServiceResponseSender) {
 			if res, ok := h.ListParameters(params.ListParametersRequest{Prefixes: req.Prefixes, Depth: req.Depth}); ok {
-				_ = rs.SendResponse(&srv.ListParameters_Response{Result: rcl.ListParametersResult{Names: res.Result.Names, Prefixes: res.Result.Prefixes}})
+				t.replied("list_parameters", rs.SendResponse(&srv.ListParameters_Response{Result: rcl.ListParametersResult{Names: res.Result.Names, Prefixes: res.Result.Prefixes}}))
 			}
 		})
 	add(err, func() *rclgo.Service { return ls.Service })
@@ -74,7 +74,7 @@ func (t *transport) ServeParameters(h nodekit.ParameterHandler) error {
 				for i, v := range res.Values {
 					out.Values[i] = rcl.ParameterValue(v)
 				}
-				_ = rs.SendResponse(out)
+				t.replied("get_parameters", rs.SendResponse(out))
 			}
 		})
 	add(err, func() *rclgo.Service { return gs.Service })
@@ -85,14 +85,14 @@ func (t *transport) ServeParameters(h nodekit.ParameterHandler) error {
 				for i, r := range res.Results {
 					out.Results[i] = rcl.SetParametersResult{Successful: r.Successful, Reason: r.Reason}
 				}
-				_ = rs.SendResponse(out)
+				t.replied("set_parameters", rs.SendResponse(out))
 			}
 		})
 	add(err, func() *rclgo.Service { return ss.Service })
 	sa, err := srv.NewSetParametersAtomicallyService(t.node, name(params.SrvSetParametersAtomically), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.SetParametersAtomically_Request, rs srv.SetParametersAtomicallyServiceResponseSender) {
 			if res, ok := h.SetParametersAtomically(params.SetParametersAtomicallyRequest{Parameters: toParams(req.Parameters)}); ok {
-				_ = rs.SendResponse(&srv.SetParametersAtomically_Response{Result: rcl.SetParametersResult{Successful: res.Result.Successful, Reason: res.Result.Reason}})
+				t.replied("set_parameters_atomically", rs.SendResponse(&srv.SetParametersAtomically_Response{Result: rcl.SetParametersResult{Successful: res.Result.Successful, Reason: res.Result.Reason}}))
 			}
 		})
 	add(err, func() *rclgo.Service { return sa.Service })
@@ -103,14 +103,14 @@ func (t *transport) ServeParameters(h nodekit.ParameterHandler) error {
 				for i, d := range res.Descriptors {
 					out.Descriptors[i] = fromDescriptor(d)
 				}
-				_ = rs.SendResponse(out)
+				t.replied("describe_parameters", rs.SendResponse(out))
 			}
 		})
 	add(err, func() *rclgo.Service { return ds.Service })
 	ts, err := srv.NewGetParameterTypesService(t.node, name(params.SrvGetParameterTypes), nil,
 		func(_ *rclgo.ServiceInfo, req *srv.GetParameterTypes_Request, rs srv.GetParameterTypesServiceResponseSender) {
 			if res, ok := h.GetParameterTypes(params.GetParameterTypesRequest{Names: req.Names}); ok {
-				_ = rs.SendResponse(&srv.GetParameterTypes_Response{Types: res.Types})
+				t.replied("get_parameter_types", rs.SendResponse(&srv.GetParameterTypes_Response{Types: res.Types}))
 			}
 		})
 	add(err, func() *rclgo.Service { return ts.Service })
@@ -135,4 +135,13 @@ func (t *transport) PublishParameterEvent(e params.EventMsg, at stamp.Time) erro
 		ChangedParameters: fromParams(e.ChangedParameters), DeletedParameters: fromParams(e.DeletedParameters),
 		Stamp: builtin.Time{Sec: sec, Nanosec: nsec}}
 	return cleanErr(t.events.Publish(ev))
+}
+
+// replied logs a parameter service's response that could not be sent (the
+// client gone before its answer, a middleware error): the request was
+// applied, only its answer is lost, so the node goes on.
+func (t *transport) replied(service string, err error) {
+	if err != nil {
+		t.Log(nodekit.LogWarn, fmt.Sprintf("%s: the response could not be sent: %v", service, cleanErr(err)))
+	}
 }
