@@ -274,6 +274,9 @@ type inputState struct {
 	dupRun    int     // duplicates of the last stamp in a row
 	dupPeriod float64 // the period when the run began
 	advanced  bool    // the stamps have advanced since the fit started
+	// known: the sample's step from the one before is given (an index,
+	// or losses announced before it), not inferred from its lateness.
+	known bool
 }
 
 // changeState is the change test's run (checkChange): its length (n),
@@ -352,9 +355,14 @@ type refState struct {
 	// mature fit's references gave (haveLat), which places the next
 	// ones; pending are references kept while the fit is too young to
 	// place them.
-	have     bool
-	haveLat  bool
-	lat      float64
+	have    bool
+	haveLat bool
+	lat     float64
+	// latPeriod is the fit's period when lat was measured: a reference is
+	// placed on its sample only modulo a period, so lat tells which
+	// sample a reference marks only on fits of that period or a shorter
+	// one.
+	latPeriod float64
 	pending  [32]stamp.Time
 	pendingN int
 	// The references (index, reference stamp) of the current fit, in hulls
@@ -533,6 +541,7 @@ func (e *Estimator) update(t stamp.Time, index uint64, indexed bool) (stamp.Time
 		}
 	}
 	e.st.TimeRaw = t
+	e.input.known = indexed || e.loss.announced > 0
 	if e.fit.started && t < e.lastRecv {
 		var fitted bool
 		if step, fitted = e.behind(t, step); !fitted {
@@ -808,6 +817,15 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 	if e.change.unsettled && t.Sub(e.fit.baseT) >= e.cfg.Window {
 		e.change.unsettled = false
 	}
+	if e.change.gapRun >= gapsUncorrected && !e.input.known {
+		// Samples in a row each a loss after the one before: the fit's
+		// period may be far too short (a flood's, which changeGaps will
+		// drop), and its line places them wherever it counts the losses,
+		// milliseconds off. Until the run ends or the fit restarts, the
+		// receive stamp (indexes and announced losses say the step:
+		// they place the sample).
+		return fallback(), false
+	}
 	if e.warmup.on || e.fit.period <= 0 || !e.fit.mature && e.fit.priorN == 0 || e.change.unsettled {
 		if !e.warmup.on && !hold {
 			// (During the warm-up the line does not know the losses yet:
@@ -923,6 +941,14 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 	e.change.unsettled = e.st.PeriodChanges > 1 && float64(t.Sub(e.change.last)) < unsettledWindows*e.window
 	e.change.last = t
 	e.loss.pending = false
+	if e.ref.haveLat && period > e.ref.latPeriod*1.01 {
+		// The latency was measured modulo a shorter period (a flood's:
+		// references placed on its dense samples): it cannot tell which
+		// of the longer period's samples a reference marks. Forgotten,
+		// the next reference is placed as the first one was.
+		e.ref.haveLat, e.ref.have = false, false
+		e.ref.latency = float64(e.cfg.MinLatency)
+	}
 	e.fit.period, e.fit.smooth, e.fit.prior = period, period, period
 	e.restart(t)
 	if flooded {
@@ -935,6 +961,13 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 // number (2 or more) of periods after the one before, make a change of
 // rate (a camera from 30 to 15 fps).
 const changeMultiples = 8
+
+// gapsUncorrected is how many samples in a row, each 1.75 periods or more
+// after the one before, leave the stamps uncorrected until the run ends:
+// three in a row come by chance with a tenth of the samples lost about
+// once in a thousand samples, and then cost those samples their
+// correction, never more than their jitter.
+const gapsUncorrected = 3
 
 // changeGaps is how many samples in a row, each 1.75 periods or more
 // after the one before (losses on every sample, of any number of
@@ -1641,7 +1674,7 @@ func (e *Estimator) placePending() {
 func (e *Estimator) refLatency(x float64) {
 	if r, ok := e.refLine(x); ok {
 		e.ref.latency = e.fit.line.At(x) - r
-		e.ref.lat, e.ref.haveLat = e.ref.latency, true
+		e.ref.lat, e.ref.haveLat, e.ref.latPeriod = e.ref.latency, true, e.fit.period
 	}
 }
 
