@@ -363,8 +363,8 @@ type refState struct {
 	// sample a reference marks only on fits of that period or a shorter
 	// one.
 	latPeriod float64
-	pending  [32]stamp.Time
-	pendingN int
+	pending   [32]stamp.Time
+	pendingN  int
 	// The references (index, reference stamp) of the current fit, in hulls
 	// switched with the samples' and the line under them: anchor is its
 	// value at x = 0, anchorSlope its slope, computed for the samples'
