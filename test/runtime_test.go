@@ -77,10 +77,10 @@ func TestParametersWhileDiscovering(t *testing.T) {
 	})
 	if _, err := exec.LookPath("ros2"); err == nil {
 		t.Cleanup(func() { _, _ = ros2(t, "daemon", "stop") })
-		out, err := ros2(t, "param", "set", "/ta_disc", "loss_threshold", "3")
+		out, err := ros2Param(t, "set", "/ta_disc", "loss_threshold", "3")
 		require.NoError(t, err, out)
 		require.Contains(t, out, "Set parameter successful")
-		out, err = ros2(t, "param", "get", "/ta_disc", "window_sec")
+		out, err = ros2Param(t, "get", "/ta_disc", "window_sec")
 		require.NoError(t, err, out)
 		require.Contains(t, out, "0.5")
 	}
