@@ -724,8 +724,9 @@ func ros2(t *testing.T, args ...string) (string, error) {
 
 // ros2Param runs `ros2 param args...` as ros2 does, again while it says
 // "Node not found" (for up to 20 s): the CLI's daemon may not have
-// discovered a node that answers its services already (on Fast DDS it
-// takes it a few seconds longer than the node's own start).
+// discovered a node that answers its services already, or may miss it for
+// a moment later on (on Fast DDS 2.14 both were seen, seconds after the
+// node's start).
 func ros2Param(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -748,31 +749,31 @@ func TestParameters(t *testing.T) {
 	node := start(t, "timestamp_estimator", "--ros-args", "-r", "__node:=ta_params", "-p", "message_type:=sensor_msgs/msg/Imu")
 	var out string
 	waitFor(t, 20*time.Second, "ros2 param list", func() bool {
-		o, err := ros2(t, "param", "list", "/ta_params")
+		o, err := ros2Param(t, "list", "/ta_params")
 		out = o
 		return err == nil && strings.Contains(o, "window_sec")
 	})
 	for _, name := range []string{"loss_threshold", "message_type", "qos.in.reliability", "stamp_source", "window_sec"} {
 		require.Contains(t, out, name)
 	}
-	out, err := ros2(t, "param", "get", "/ta_params", "window_sec")
+	out, err := ros2Param(t, "get", "/ta_params", "window_sec")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "2.0")
-	out, err = ros2(t, "param", "set", "/ta_params", "window_sec", "0.5")
+	out, err = ros2Param(t, "set", "/ta_params", "window_sec", "0.5")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "Set parameter successful")
-	out, err = ros2(t, "param", "get", "/ta_params", "window_sec")
+	out, err = ros2Param(t, "get", "/ta_params", "window_sec")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "0.5")
-	out, _ = ros2(t, "param", "set", "/ta_params", "period_sec", "3.0")
+	out, _ = ros2Param(t, "set", "/ta_params", "period_sec", "3.0")
 	require.Contains(t, out, "Setting parameter failed")
 	require.Contains(t, out, "period_sec (3.0) must be shorter than window_sec (0.5)", "the parameters, in seconds")
-	out, _ = ros2(t, "param", "set", "/ta_params", "window_sec", "7200.0")
+	out, _ = ros2Param(t, "set", "/ta_params", "window_sec", "7200.0")
 	require.Contains(t, out, "7200.0 is not in [0.001, 3600.0]", "the allowed range")
-	out, _ = ros2(t, "param", "set", "/ta_params", "message_type", "std_msgs/msg/Header")
+	out, _ = ros2Param(t, "set", "/ta_params", "message_type", "std_msgs/msg/Header")
 	require.Contains(t, out, "Setting parameter failed", "read-only")
 	require.Contains(t, out, "read-only (the subscription and publisher are created with it)", "and why")
-	out, err = ros2(t, "param", "describe", "/ta_params", "loss_threshold")
+	out, err = ros2Param(t, "describe", "/ta_params", "loss_threshold")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "Max value: 1000")
 	node.stop(t)
