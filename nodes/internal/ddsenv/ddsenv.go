@@ -55,6 +55,9 @@ type Env struct {
 
 // Check returns an error naming the first variable that is wrong, or nil.
 func Check(e Env) error {
+	if err := checkDistro(e); err != nil {
+		return err
+	}
 	if err := checkRMW(e); err != nil {
 		return err
 	}
@@ -171,4 +174,27 @@ func checkDiscovery(e Env) error {
 		}
 	}
 	return nil
+}
+
+// checkDistro: the node was built against one distribution's rcl (Humble's,
+// without ROS_AUTOMATIC_DISCOVERY_RANGE, or a later one's: Iron, Jazzy, …)
+// and ROS_DISTRO names the sourced one. The C structs of rcl and of the
+// type supports differ between them (Jazzy added type hashes and
+// descriptions), so a node built for Humble and run with Jazzy sourced
+// crashes inside rcl (SIGSEGV, seen), and the reverse misreads them. ROS
+// 2 names its distributions in alphabetical order; an unset ROS_DISTRO is
+// not judged.
+func checkDistro(e Env) error {
+	d := e.Getenv("ROS_DISTRO")
+	if d == "" {
+		return nil
+	}
+	built := "Humble"
+	if e.DiscoveryRange {
+		built = "Iron or later (Jazzy)"
+	}
+	if e.DiscoveryRange == (d > "humble") {
+		return nil
+	}
+	return envErr("ROS_DISTRO=%s, but this node was built against %s's rcl: build the package again (colcon build) with this distribution sourced, or source the one it was built for", d, built)
 }
