@@ -24,7 +24,7 @@ type interleaved struct {
 
 type floodEvent struct {
 	at    stamp.Time // the header stamp, or the reference's stamp
-	truth stamp.Time // the IMU sample's true time; 0 for the flood
+	truth stamp.Time // the true time of the IMU sample (or of the one a reference marks); 0 for the flood
 	kind  byte       // 'i' IMU, 'r' reference, 'f' flood
 }
 
@@ -37,8 +37,8 @@ func interleavedFlood(seed uint64, perMs int, refs bool) interleaved {
 		tr := start.Add(time.Duration(i) * period)
 		ev = append(ev, floodEvent{tr.Add(time.Millisecond + time.Duration(g.Int64N(int64(2*time.Millisecond)))), tr, 'i'})
 		if refs && i%40 == 0 {
-			// Sorted by arrival: the reference arrives 50 ms after the sample.
-			ev = append(ev, floodEvent{tr.Add(50 * time.Millisecond), tr.Add(time.Duration(g.Int64N(20_000))), 'r'})
+			// The reference stamp: the sample's true time, late by its jitter.
+			ev = append(ev, floodEvent{tr.Add(time.Duration(g.Int64N(20_000))), tr, 'r'})
 		}
 	}
 	from := start.Add(10 * time.Second)
@@ -49,7 +49,7 @@ func interleavedFlood(seed uint64, perMs int, refs bool) interleaved {
 		}
 	}
 	// In arrival order: IMU and flood messages when stamped, references
-	// 50 ms after their sample (their arrival is their at for sorting).
+	// 50 ms after the sample they mark.
 	arrival := func(e floodEvent) stamp.Time {
 		if e.kind == 'r' {
 			return e.truth.Add(50 * time.Millisecond)
@@ -57,11 +57,6 @@ func interleavedFlood(seed uint64, perMs int, refs bool) interleaved {
 		return e.at
 	}
 	slices.SortStableFunc(ev, func(a, b floodEvent) int { return cmp.Compare(arrival(a), arrival(b)) })
-	for i := range ev {
-		if ev[i].kind == 'r' {
-			ev[i].at = ev[i].truth
-		}
-	}
 	return interleaved{ev}
 }
 

@@ -189,12 +189,12 @@ func checkDistro(e Env) error {
 	if d == "" {
 		return nil
 	}
+	if e.DiscoveryRange == (d > "humble") {
+		return nil
+	}
 	built := "Humble"
 	if e.DiscoveryRange {
 		built = "Iron or later (Jazzy)"
-	}
-	if e.DiscoveryRange == (d > "humble") {
-		return nil
 	}
 	return envErr("ROS_DISTRO=%s, but this node was built against %s's rcl: build the package again (colcon build) with this distribution sourced, or source the one it was built for", d, built)
 }
