@@ -134,6 +134,11 @@ type Env struct {
 	// Log writes a line through ROS logging (console and /rosout). Call it
 	// from the core's methods (the owner goroutine).
 	Log func(l LogLevel, msg string)
+	// Heard says whether output i (its index in Spec.Ports' outputs) has a
+	// subscriber now, or keeps its history for late joiners: what it says
+	// false to would be dropped unpublished, so a core may skip building
+	// it. Call it from the core's methods.
+	Heard func(output int) bool
 }
 
 // TimeJump is a jump of time the runtime detected: time went back by more

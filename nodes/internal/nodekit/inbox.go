@@ -139,6 +139,16 @@ func (b *Inbox) Offer(input int, data []byte, receive stamp.Time) bool {
 
 // OfferMsg is Offer for a Msg (with its Epoch).
 func (b *Inbox) OfferMsg(m Msg) bool {
+	queued, _ := b.put(m)
+	if queued {
+		b.Signal()
+	}
+	return queued
+}
+
+// put is OfferMsg without signalling Ready: it also returns how many
+// messages wait once m is queued.
+func (b *Inbox) put(m Msg) (queued bool, waiting int) {
 	input, data := m.Input, m.Data
 	size := int64(len(data))
 	b.mu.Lock()
@@ -149,7 +159,7 @@ func (b *Inbox) OfferMsg(m Msg) bool {
 	if tooBig || (b.n > 0 && size > b.lim.Bytes) {
 		b.drop(input, size, tooBig)
 		b.mu.Unlock()
-		return false
+		return false, 0
 	}
 	for b.n >= b.lim.Messages || (b.n > 0 && b.bytes+size > b.lim.Bytes) {
 		v := b.victim(input, size, b.n >= b.lim.Messages)
@@ -157,7 +167,7 @@ func (b *Inbox) OfferMsg(m Msg) bool {
 		if q.n == 0 { // data's own input is the heaviest, with nothing older
 			b.drop(input, size, false)
 			b.mu.Unlock()
-			return false
+			return false, 0
 		}
 		e := q.pop()
 		b.n--
@@ -168,12 +178,17 @@ func (b *Inbox) OfferMsg(m Msg) bool {
 	b.seq++
 	b.n++
 	b.bytes += size
+	waiting = b.n
 	b.mu.Unlock()
+	return true, waiting
+}
+
+// Signal signals Ready (which holds one signal at most).
+func (b *Inbox) Signal() {
 	select {
 	case b.ready <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // victim returns the input holding the most messages (byCount) or bytes,
@@ -250,10 +265,7 @@ func (b *Inbox) Drain(max int, f func(Msg)) int {
 	more := b.n > 0
 	b.mu.Unlock()
 	if more {
-		select {
-		case b.ready <- struct{}{}:
-		default:
-		}
+		b.Signal()
 	}
 	return k
 }

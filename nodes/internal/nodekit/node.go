@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -72,6 +73,13 @@ type Node struct {
 	lastDrops    []Drops
 	drops        []Drops
 	jumps        jumps
+
+	// own is held by whoever does the owner's work: the owner goroutine
+	// (Run), or the transport's goroutine handling a message inline (see
+	// deliverer). The core and everything of the node that is not
+	// documented as safe for any goroutine belong to its holder.
+	own        sync.Mutex
+	fastStreak atomic.Int64 // messages handled in a row within inlineSlow each
 
 	calls     chan func()   // work for the owner goroutine (parameter requests)
 	closing   chan struct{} // closed by Close: requests are no longer answered
@@ -177,7 +185,8 @@ func New(s Spec, argv []string, connect Connect) (n *Node, err error) {
 		for i, o := range n.out {
 			outs[i] = o.name
 		}
-		a.Attach(Env{Inputs: slices.Clone(n.names), Outputs: outs, Log: func(l LogLevel, msg string) { n.tr.Log(l, msg) }})
+		a.Attach(Env{Inputs: slices.Clone(n.names), Outputs: outs, Log: func(l LogLevel, msg string) { n.tr.Log(l, msg) },
+			Heard: n.heard})
 	}
 	n.Params.AddApplier(n.apply)
 	return n, nil
@@ -329,50 +338,61 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	disc := time.NewTicker(200 * time.Millisecond)
 	defer disc.Stop()
-	n.publishEvents() // the declarations
-	for _, in := range n.in {
-		if in.typ == "" && in.SameAs == "" {
-			n.log(LogInfo, "no message type given: waiting for a publisher of ", in.name, " to learn its type")
+	n.owned(func() {
+		n.publishEvents() // the declarations
+		for _, in := range n.in {
+			if in.typ == "" && in.SameAs == "" {
+				n.log(LogInfo, "no message type given: waiting for a publisher of ", in.name, " to learn its type")
+			}
 		}
-	}
-	n.discover()
+		n.discover()
+	})
 	for {
 		var discC <-chan time.Time
-		if n.phase == discovering {
+		if n.phase == discovering { // changes only here, in discover
 			discC = disc.C
 		}
 		select { // parameter requests first: a backlog of messages does not hold them up
 		case f := <-n.calls:
-			f()
+			n.owned(f)
 			continue
 		default:
 		}
 		select {
 		case f := <-n.calls:
-			f()
+			n.owned(f)
 		case <-n.inbox.Ready():
-			n.drain()
+			n.owned(n.drain)
 		case <-tick:
 			next := n.spec.TickEvery
-			if n.phase == running {
-				n.checkClockIdle()
-				now := n.Clock.Now()
-				n.core.Tick(now)
-				if w, ok := n.core.(Waker); ok {
-					next = min(next, max(w.Wake(now), 0))
+			n.owned(func() {
+				if n.phase == running {
+					n.checkClockIdle()
+					now := n.Clock.Now()
+					n.core.Tick(now)
+					if w, ok := n.core.(Waker); ok {
+						next = min(next, max(w.Wake(now), 0))
+					}
 				}
-			}
+			})
 			tickTimer.Reset(next)
 		case <-status.C:
-			n.report()
+			n.owned(n.report)
 		case <-discC:
-			n.discover()
+			n.owned(n.discover)
 		case <-ctx.Done():
 			return nil
 		case err := <-n.spinErr:
 			return fmt.Errorf("spin: %w", cmp.Or(err, errors.New("stopped")))
 		}
 	}
+}
+
+// owned runs f holding n.own.
+func (n *Node) owned(f func()) {
+	n.own.Lock()
+	defer n.own.Unlock()
+	f()
 }
 
 // Close stops the transport's goroutine (parameter requests waiting for
@@ -510,13 +530,35 @@ func (n *Node) failWith(problem error, hint string) {
 // deliverer returns the transport callback of input i: it stamps the
 // message with its reception time (the node's clock where the middleware
 // gives none, and always under use_sim_time) and hands it to the inbox.
+//
+// When the message is small (at most inlineBytes), the only one waiting,
+// the owner goroutine idle and the core quick (its last inlineAfter
+// messages each took at most inlineSlow), the callback handles it itself,
+// holding n.own: a node that keeps up with its inputs handles each such
+// message on the transport's goroutine, with no wake-up of the owner
+// goroutine (what a small message would cost most). Otherwise the owner
+// goroutine is signalled and handles it: the transport's goroutine goes
+// back to taking messages at once, so under a flood, or behind a core that
+// takes long, the inbox (which counts what it drops) is the queue that
+// overflows, not the middleware's.
 func (n *Node) deliverer(i int) func([]byte, stamp.Time) {
 	return func(msg []byte, received stamp.Time) {
 		if received <= 0 || n.Clock.Simulated() {
 			received = n.Clock.Now()
 		}
 		epoch, _ := n.Clock.Jumps()
-		n.inbox.OfferMsg(Msg{Input: i, Data: msg, Receive: received, Epoch: epoch})
+		queued, waiting := n.inbox.put(Msg{Input: i, Data: msg, Receive: received, Epoch: epoch})
+		if !queued {
+			return
+		}
+		if waiting == 1 && len(msg) <= inlineBytes && n.fastStreak.Load() >= inlineAfter && n.own.TryLock() {
+			n.inbox.Drain(1, n.handle)
+			n.own.Unlock()
+			if m, _ := n.inbox.Len(); m == 0 {
+				return
+			}
+		}
+		n.inbox.Signal()
 	}
 }
 
@@ -536,13 +578,28 @@ func (n *Node) handle(m Msg) {
 	if n.phase != running {
 		return
 	}
+	began := time.Now()
 	n.checkClock(m.Epoch)
 	n.checkStamps(m.Input, m.Data)
 	if err := n.core.Handle(m.Input, m.Data, m.Receive); err != nil {
 		name := n.names[m.Input]
 		n.limited(LogWarn, name, "dropped a malformed message on ", name, ": ", err)
 	}
+	if time.Since(began) <= inlineSlow {
+		n.fastStreak.Add(1)
+	} else {
+		n.fastStreak.Store(0)
+	}
 }
+
+// A message is handled on the transport's goroutine only after the core
+// handled inlineAfter messages in a row within inlineSlow each (see
+// deliverer): a core that takes long must not keep the transport from
+// taking messages.
+const (
+	inlineAfter = 16
+	inlineSlow  = 250 * time.Microsecond
+)
 
 // outboxLimits bound an output's queue: inbox.max_bytes, and a fixed
 // number of messages (a core may publish a burst: a matched set, what a
@@ -560,7 +617,16 @@ func (n *Node) publish(i int, msg []byte) {
 		n.limited(LogError, "publish", fmt.Sprintf("publish: output %d does not exist", i))
 		return
 	}
-	n.out[i].box.q.Offer(0, msg, 0)
+	n.out[i].box.publish(msg)
+}
+
+// heard says whether output i has a subscriber, or is transient-local (a
+// core need not build what nobody reads: Env.Heard).
+func (n *Node) heard(i int) bool {
+	if i < 0 || i >= len(n.out) || n.out[i].box == nil {
+		return false
+	}
+	return n.out[i].box.heard()
 }
 
 // report publishes ~/status and /diagnostics, and logs inbox drops and

@@ -692,11 +692,11 @@ func TestRequestsBetweenSlowMessages(t *testing.T) {
 	})
 }
 
-// TestSlowOutput: an output whose publisher waits for its readers does not
-// hold up the node: parameters are answered at once, other outputs and
-// ~/status go on, messages go out in order; what does not fit in the
-// output's queue (inbox.max_bytes) is dropped, logged and reported; a
-// publisher that fails is reported too.
+// TestSlowOutput: an output of big messages (above 64 KiB) whose publisher
+// waits for its readers does not hold up the node: parameters are answered
+// at once, other outputs and ~/status go on, messages go out in order; what
+// does not fit in the output's queue (inbox.max_bytes) is dropped, logged
+// and reported; a publisher that fails is reported too.
 func TestSlowOutput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
@@ -705,11 +705,11 @@ func TestSlowOutput(t *testing.T) {
 		out0, out1 := g.Record("/out0"), g.Record("/out1")
 		core := &echo{}
 		node := start(t, g, echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X", "x_msgs/msg/X"}}),
-			"--ros-args", "-p", "inbox.max_bytes:=2500")
+			"--ros-args", "-p", "inbox.max_bytes:=250000")
 		synctest.Wait()
 		in0, in1 := g.Advertise("/in0", "x_msgs/msg/X"), g.Advertise("/in1", "x_msgs/msg/X")
 		for i := range 10 {
-			require.NoError(t, in0.Publish(msg(stamp.Time(i), 1000)))
+			require.NoError(t, in0.Publish(msg(stamp.Time(i), 100_000)))
 			synctest.Wait()
 		}
 		require.Equal(t, 10, len(core.messages()), "the core is not held up by the slow output")
@@ -723,13 +723,13 @@ func TestSlowOutput(t *testing.T) {
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		got := out0.Messages()
-		require.Len(t, got, 3, "two waited in the output's queue of 2500 bytes behind the one being published")
+		require.Len(t, got, 3, "two waited in the output's queue of 250000 bytes behind the one being published")
 		for i, m := range got {
 			st, err := stamp.HeaderStamp(m)
 			require.NoError(t, err)
 			require.Equal(t, []stamp.Time{0, 8, 9}[i], st, "in order, the newest kept")
 		}
-		require.Equal(t, 1, logged(g.Node("/echo"), nodekit.LogWarn, "/out0: dropped 7 messages (7000 bytes, the last 1000 bytes) waiting to be published: the output falls behind"))
+		require.Equal(t, 1, logged(g.Node("/echo"), nodekit.LogWarn, "/out0: dropped 7 messages (700000 bytes, the last 100000 bytes) waiting to be published: the output falls behind"))
 		ds := diags(t, diagnostics)
 		require.Contains(t, ds[0].message, "output /out0: messages dropped, it falls behind")
 		require.Equal(t, "7", ds[len(ds)-1].values["/out0.outbox_dropped"])
@@ -742,6 +742,48 @@ func TestSlowOutput(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 1, logged(g.Node("/echo"), nodekit.LogError, "/out1: 1 messages not published: rmw_publish failed"))
 		require.Contains(t, lastDiag(t, diagnostics).message, "output /out1: publishing fails (rmw_publish failed)")
+		require.Equal(t, 0, node.stop())
+	})
+}
+
+// TestSlowSmallOutput: small messages (at most 64 KiB) on a keep-last
+// output are published by the goroutine that handles them; one whose
+// publish takes long (a writer that waits after all) sends the output's
+// next messages to its own goroutine for a second, so the core goes on.
+func TestSlowSmallOutput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		tap := g.Tap("/out0")
+		core := &echo{}
+		node := start(t, g, echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X"}}))
+		synctest.Wait()
+		in0 := g.Advertise("/in0", "x_msgs/msg/X")
+		require.NoError(t, in0.Publish(msg(0, 100)))
+		synctest.Wait()
+		require.Len(t, tap.Messages(), 1, "published at once")
+		g.SlowPublish("/out0", 300*time.Millisecond)
+		require.NoError(t, in0.Publish(msg(1, 100)))
+		time.Sleep(301 * time.Millisecond)
+		synctest.Wait()
+		require.Len(t, tap.Messages(), 2, "published by the handling goroutine: the core waited")
+		for i := range 3 {
+			require.NoError(t, in0.Publish(msg(stamp.Time(2+i), 100)))
+			synctest.Wait()
+		}
+		require.Len(t, core.messages(), 5, "the core goes on: the output's goroutine waits")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Len(t, tap.Messages(), 5, "all published, in order")
+		for i, m := range tap.Messages() {
+			st, err := stamp.HeaderStamp(m)
+			require.NoError(t, err)
+			require.Equal(t, stamp.Time(i), st)
+		}
+		g.SlowPublish("/out0", 0)
+		time.Sleep(2 * time.Second)
+		require.NoError(t, in0.Publish(msg(9, 100)))
+		synctest.Wait()
+		require.Len(t, tap.Messages(), 6, "a second later: at once again")
 		require.Equal(t, 0, node.stop())
 	})
 }

@@ -2,6 +2,7 @@ package synchronizer
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/timealign/timealign/internal/testutil/cdrtest"
 	"github.com/timealign/timealign/nodes/internal/nodekit/memros"
+	"github.com/timealign/timealign/nodes/internal/nodetest"
 	"github.com/timealign/timealign/nodes/internal/synchronizer/config"
 	"github.com/timealign/timealign/pkg/stamp"
 )
@@ -70,4 +72,17 @@ func TestPortsRefuseTypeCounts(t *testing.T) {
 	p.MessageTypes = []string{"a/msg/A", "b/msg/B", "c/msg/C"}
 	_, _, err := ports(&p)
 	require.ErrorContains(t, err, "message_types has 3 entries")
+}
+
+// BenchmarkNode: two Imu inputs through the node runtime on the in-memory
+// transport, one matched set per op (out0, out1 and ~/matched): at once,
+// and paced at 1 kHz (each set waking the node).
+func BenchmarkNode(b *testing.B) {
+	imu := cdrtest.Message(0, "imu", 304)
+	for _, pace := range []time.Duration{0, time.Millisecond} {
+		b.Run(fmt.Sprint("pace=", pace), func(b *testing.B) {
+			nodetest.Throughput(b, Spec(), []string{"--ros-args", "-p", "inputs:=2", "-p", "queue_size:=200"},
+				[]nodetest.Input{{Topic: "/in0", Type: "sensor_msgs/msg/Imu", Message: imu}, {Topic: "/in1", Type: "sensor_msgs/msg/Imu", Message: imu}}, "/out0", pace)
+		})
+	}
 }
