@@ -598,7 +598,7 @@ func (n *Node) handle(m Msg) {
 // taking messages.
 const (
 	inlineAfter = 16
-	inlineSlow  = 250 * time.Microsecond
+	inlineSlow  = time.Millisecond
 )
 
 // outboxLimits bound an output's queue: inbox.max_bytes, and a fixed

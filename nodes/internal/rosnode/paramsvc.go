@@ -114,7 +114,7 @@ func (t *transport) ServeParameters(h nodekit.ParameterHandler) error {
 			}
 		})
 	add(err, func() *rclgo.Service { return ts.Service })
-	t.add(nil, svcs)
+	t.add(svcs)
 	t.events, err = rcl.NewParameterEventPublisher(t.node, params.EventsTopic, nil)
 	if err != nil {
 		errs = append(errs, cleanErr(err))

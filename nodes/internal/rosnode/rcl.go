@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
@@ -40,9 +41,10 @@ type transport struct {
 	logMu sync.Mutex                          // rcutils logging is not thread-safe
 
 	mu          sync.Mutex // the wait set's additions, from the owner to the spinning goroutine
-	pendingSubs []*rclgo.Subscription
 	pendingSvcs []*rclgo.Service
 	wake        context.CancelFunc // stops the current WaitSet.Run, to add what is pending
+
+	data *dataLoop // the subscriptions' wait set (datapath.go)
 
 	events *eventPublisher
 	rosout *rosout // nil with --disable-rosout-logs or once closed; under logMu
@@ -82,8 +84,13 @@ func Connect(name string, argv []string) (nodekit.Transport, error) {
 		return nil, fmt.Errorf("rcl wait set: %w", cleanErr(err))
 	}
 	t := &transport{ctx: ctx, node: node, ws: ws, types: map[string]types.MessageTypeSupport{}}
+	if t.data, err = newDataLoop(ctx); err != nil {
+		ctx.Close()
+		return nil, err
+	}
 	if args.RosoutLogs == nil || *args.RosoutLogs {
 		if t.rosout, err = newRosout(t); err != nil {
+			t.data.close()
 			ctx.Close()
 			return nil, err
 		}
@@ -129,35 +136,21 @@ func qosProfile(q qos.Profile) rclgo.QosProfile {
 	return p
 }
 
-// Subscribe implements nodekit.Transport: each message is taken serialized
-// (rclgo copies it out of rcl into a fresh slice, which deliver then owns)
-// with its DDS reception time.
+// Subscribe implements nodekit.Transport: rclgo creates the subscription,
+// the data loop (datapath.go) takes its messages serialized, each into a
+// slice of its own that deliver then owns, with the DDS reception time.
 func (t *transport) Subscribe(topic, msgType string, q qos.Profile, deliver func([]byte, stamp.Time)) (nodekit.Subscription, error) {
 	ts, err := t.typeSupport(msgType)
 	if err != nil {
 		return nil, err
 	}
-	sub, err := t.node.NewSubscription(topic, ts, &rclgo.SubscriptionOptions{Qos: qosProfile(q)}, func(s *rclgo.Subscription) {
-		// One wake-up may stand for several messages: take all that are
-		// there (bounded), so a shallow keep-last queue does not overflow.
-		for range 64 {
-			b, info, err := s.TakeSerializedMessage()
-			if err != nil {
-				return
-			}
-			// Humble's Cyclone RMW leaves the reception time at 0 (1970):
-			// then the node's clock stands in.
-			var recv stamp.Time
-			if info != nil && info.ReceivedTimestamp.UnixNano() > 0 {
-				recv = stamp.Time(info.ReceivedTimestamp.UnixNano())
-			}
-			deliver(b, recv)
-		}
-	})
+	sub, err := t.node.NewSubscription(topic, ts, &rclgo.SubscriptionOptions{Qos: qosProfile(q)}, func(*rclgo.Subscription) {})
 	if err != nil {
 		return nil, fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
 	}
-	t.add([]*rclgo.Subscription{sub}, nil)
+	if err := t.data.add(sub, deliver); err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", topic, err)
+	}
 	return subscription{sub}, nil
 }
 
@@ -172,11 +165,10 @@ func (s subscription) Publishers() int {
 	return n
 }
 
-// add hands subscriptions and services to the spinning goroutine: it stops
-// the wait set's current run, adds them and runs it again.
-func (t *transport) add(subs []*rclgo.Subscription, svcs []*rclgo.Service) {
+// add hands services to the services' goroutine: it stops the wait set's
+// current run, adds them and runs it again.
+func (t *transport) add(svcs []*rclgo.Service) {
 	t.mu.Lock()
-	t.pendingSubs = append(t.pendingSubs, subs...)
 	t.pendingSvcs = append(t.pendingSvcs, svcs...)
 	wake := t.wake
 	t.mu.Unlock()
@@ -185,15 +177,27 @@ func (t *transport) add(subs []*rclgo.Subscription, svcs []*rclgo.Service) {
 	}
 }
 
-// Spin implements nodekit.Transport: it runs the wait set until ctx is
-// done, restarting it whenever subscriptions or services were added (rclgo
-// reads a wait set's entities only when Run starts).
+// Spin implements nodekit.Transport: the data loop takes the messages on
+// this goroutine (datapath.go) while another runs rclgo's wait set of the
+// parameter services, until ctx is done.
 func (t *transport) Spin(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	services := make(chan error, 1)
+	go func() { services <- t.spinServices(ctx) }()
+	err := t.data.run(ctx)
+	cancel()
+	return errors.Join(err, <-services)
+}
+
+// spinServices runs the wait set of the services until ctx is done,
+// restarting it whenever services were added (rclgo reads a wait set's
+// entities only when Run starts).
+func (t *transport) spinServices(ctx context.Context) error {
 	for {
 		t.mu.Lock()
-		t.ws.AddSubscriptions(t.pendingSubs...)
 		t.ws.AddServices(t.pendingSvcs...)
-		t.pendingSubs, t.pendingSvcs = nil, nil
+		t.pendingSvcs = nil
 		run, stop := context.WithCancel(ctx)
 		t.wake = stop
 		t.mu.Unlock()
@@ -211,10 +215,14 @@ func (t *transport) Spin(ctx context.Context) error {
 	}
 }
 
-type publisher struct{ p *rclgo.Publisher }
+type publisher struct {
+	p   *rclgo.Publisher
+	rcl unsafe.Pointer // its rcl_publisher_t
+}
 
-// Publish implements nodekit.Publisher (rclgo copies msg into rcl memory).
-func (p publisher) Publish(msg []byte) error { return cleanErr(p.p.PublishSerialized(msg)) }
+// Publish implements nodekit.Publisher: rcl takes msg where it is (the
+// middleware copies it before Publish returns).
+func (p publisher) Publish(msg []byte) error { return publishSerialized(p.rcl, msg) }
 
 // Subscribers implements nodekit.Publisher.
 func (p publisher) Subscribers() int {
@@ -235,7 +243,11 @@ func (t *transport) Publisher(topic, msgType string, q qos.Profile) (nodekit.Pub
 	if err != nil {
 		return nil, fmt.Errorf("publisher %s: %w", topic, cleanErr(err))
 	}
-	return publisher{pub}, nil
+	h := handle(pub, "rcl_publisher_t")
+	if h == nil {
+		return nil, errors.New("rclgo: no rcl publisher handle (rclgo changed: see rosnode/datapath.go)")
+	}
+	return publisher{pub, h}, nil
 }
 
 // PublisherTypes implements nodekit.Transport.
@@ -282,5 +294,6 @@ func (t *transport) Close() error {
 	t.logMu.Lock()
 	t.rosout = nil
 	t.logMu.Unlock()
+	t.data.close() // before rcl shuts down
 	return cleanErr(t.ctx.Close())
 }
