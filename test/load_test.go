@@ -226,10 +226,12 @@ type rateResult struct {
 	delivered float64 // messages per second out, first to last, all outputs
 	lost      int
 	retries   int
+	cpu       time.Duration // the process's CPU time per message published (DDS threads included)
 }
 
 func (r rateResult) String() string {
-	return fmt.Sprintf("%-44s %6d msgs, offered %6.0f/s, delivered %6.0f/s, lost %d", r.what, r.n, r.offered, r.delivered, r.lost)
+	return fmt.Sprintf("%-44s %6d msgs, offered %6.0f/s, delivered %6.0f/s, lost %d, cpu %5.1f µs/msg", r.what, r.n, r.offered, r.delivered, r.lost,
+		float64(r.cpu)/float64(time.Microsecond))
 }
 
 // measureRate measures a running relay or node whose input i is ins[i] and
@@ -318,7 +320,9 @@ func measureRate(t *testing.T, what string, ins, outs []string, n int, rate floa
 // TestNodeRates: every node, and a plain rclgo relay with the same I/O
 // (test/relay), at 10 kHz of sensor_msgs/Imu in all, reliable and keeping
 // all messages on both ends, in one run: each node delivers at least 0.9
-// of the relay's rate and loses nothing. timestamp_estimator and
+// of the relay's rate and loses nothing. Each line prints the process's
+// CPU time per message (its DDS threads included) and, for a node, the
+// ratio to the relay's: figures, not asserted (the machine is shared). timestamp_estimator and
 // clock_sync take one input; the synchronizer and the stream_aligner two
 // at 5 kHz each (stamped alike, interleaved), against a relay of two
 // topics. The test publishes and receives in Go (an rclpy probe saturates
@@ -389,13 +393,15 @@ func TestNodeRates(t *testing.T) {
 			p = start(t, tg.exe, args...)
 			what += tg.comment
 		}
+		cpu0 := cpuTime(t, p.cmd.Process.Pid)
 		res := measureRate(t, what, ins, outs, n, rate, tg.offset)
+		res.cpu = (cpuTime(t, p.cmd.Process.Pid) - cpu0) / time.Duration(res.n)
 		p.terminate(t)
 		line := res.String()
 		if tg.exe == "" {
 			relay = res
 		} else {
-			line += fmt.Sprintf(", %.2f of the relay's rate", res.delivered/relay.delivered)
+			line += fmt.Sprintf(", %.2f of the relay's rate, %.2f× its CPU", res.delivered/relay.delivered, float64(res.cpu)/float64(relay.cpu))
 		}
 		t.Log("load: " + line)
 		lines = append(lines, line)

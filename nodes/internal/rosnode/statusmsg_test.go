@@ -125,7 +125,7 @@ func TestSyncEncodings(t *testing.T) {
 	cfg.Sync.Topics = 3
 	cfg.Sync.QueueSize = 2
 	var matched [][]byte
-	core, err := synchronizer.New(cfg, func(_ [][]byte, m []byte) { matched = append(matched, append([]byte(nil), m...)) })
+	core, err := synchronizer.New(cfg, func(_ [][]byte, m func() []byte) { matched = append(matched, m()) })
 	require.NoError(t, err)
 	ms := stamp.Time(time.Millisecond)
 	base := statusNow - 10*stamp.Time(time.Second)

@@ -33,7 +33,7 @@ func TestEveryWritableParameterIsLive(t *testing.T) {
 // TestSilentAfterLive: the silence that makes an input blocking follows a
 // change of silent_after_sec at once.
 func TestSilentAfterLive(t *testing.T) {
-	core, err := New(config.DefaultConfig(), func([][]byte, []byte) {})
+	core, err := New(config.DefaultConfig(), func([][]byte, func() []byte) {})
 	require.NoError(t, err)
 	sec := stamp.Time(time.Second)
 	require.NoError(t, core.Add(1, cdrtest.Message(1, "", 0), 1)) // then /imu stops
@@ -64,13 +64,13 @@ func TestSilentAfterLive(t *testing.T) {
 // TestDiagnoseAcrossCores: a status against one with larger counters
 // (another core's) counts no change, never a wrapped-around difference.
 func TestDiagnoseAcrossCores(t *testing.T) {
-	old, err := New(config.DefaultConfig(), func([][]byte, []byte) {})
+	old, err := New(config.DefaultConfig(), func([][]byte, func() []byte) {})
 	require.NoError(t, err)
 	for k := stamp.Time(1); k <= 40; k++ {
 		require.NoError(t, old.Add(0, cdrtest.Message(k*1e8, "", 0), k*1e8)) // input 1 silent: queue drops
 	}
 	_ = old.Add(1, []byte{1}, 0)
-	core, err := New(config.DefaultConfig(), func([][]byte, []byte) {})
+	core, err := New(config.DefaultConfig(), func([][]byte, func() []byte) {})
 	require.NoError(t, err)
 	require.NoError(t, core.Add(0, cdrtest.Message(5e9, "", 0), 5e9))
 	require.NoError(t, core.Add(1, cdrtest.Message(5e9, "", 0), 5e9))

@@ -48,21 +48,30 @@ type Node struct {
 	core  *Core
 	rates Rates
 	prev  Status
+	heard func(output int) bool // nil until attached
 }
 
 // newNode returns the node's nodekit.Core on p, the bound parameters.
 func newNode(p *config.Params, publish nodekit.Publish) (nodekit.Core, error) {
-	c, err := New(p.Config, func(members [][]byte, matched []byte) {
+	n := &Node{p: p}
+	c, err := New(p.Config, func(members [][]byte, matched func() []byte) {
 		for i, m := range members {
 			publish(i, m)
 		}
-		publish(len(members), matched)
+		if n.heard == nil || n.heard(len(members)) {
+			publish(len(members), matched())
+		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Node{p: p, core: c, prev: c.Status()}, nil
+	n.core, n.prev = c, c.Status()
+	return n, nil
 }
+
+// Attach implements nodekit.Attacher: ~/matched is built only while it has
+// a subscriber.
+func (n *Node) Attach(e nodekit.Env) { n.heard = e.Heard }
 
 // Handle implements nodekit.Core.
 func (n *Node) Handle(i int, msg []byte, receive stamp.Time) error {

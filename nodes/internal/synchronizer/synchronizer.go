@@ -36,8 +36,10 @@ var ErrFixed = errors.New("synchronizer: the policy's configuration cannot chang
 
 // Output receives a matched set: the members (input order: the messages
 // given to Add, which Output may keep; the members slice itself is reused)
-// and the serialized MatchedSet (new for each set).
-type Output func(members [][]byte, matched []byte)
+// and matched, which builds the set's serialized MatchedSet (new at each
+// call) if Output wants it: a node builds none while nobody subscribes to
+// ~/matched. Call matched before Output returns.
+type Output func(members [][]byte, matched func() []byte)
 
 // Status is a snapshot of a Core.
 type Status struct {
@@ -60,6 +62,15 @@ type Core struct {
 	arrival   []stamp.Time
 	lastErr   error
 	frameID   string
+
+	set     []tsync.Message[[]byte] // the set being output, for matched
+	lo, hi  stamp.Time
+	matched func() []byte // c.buildMatched, bound once (no allocation per set)
+}
+
+// buildMatched returns the MatchedSet of the set being output.
+func (c *Core) buildMatched() []byte {
+	return AppendMatchedSet(nil, c.hi, c.frameID, c.seq, c.set, c.hi.Sub(c.lo))
 }
 
 // New returns a Core for cfg that reports sets to out.
@@ -74,6 +85,7 @@ func New(cfg config.Config, out Output) (*Core, error) {
 		return nil, err
 	}
 	c.s = s
+	c.matched = c.buildMatched
 	return c, nil
 }
 
@@ -102,9 +114,10 @@ func (c *Core) onSet(set []tsync.Message[[]byte]) {
 		c.members[i] = m.Value
 		lo, hi = min(lo, m.Stamp), max(hi, m.Stamp)
 	}
-	matched := AppendMatchedSet(nil, hi, c.frameID, c.seq, set, hi.Sub(lo))
+	c.set, c.lo, c.hi = set, lo, hi
+	c.out(c.members, c.matched)
+	c.set = nil
 	c.seq++
-	c.out(c.members, matched)
 	for i := range set {
 		c.members[i] = nil // the Core keeps no reference
 	}

@@ -18,7 +18,8 @@ func TestMatchesAndRepublishesUnchanged(t *testing.T) {
 	cfg := config.DefaultConfig()
 	var sets [][][]byte
 	var matched [][]byte
-	c, err := New(cfg, func(members [][]byte, m []byte) {
+	c, err := New(cfg, func(members [][]byte, set func() []byte) {
+		m := set()
 		cp := make([][]byte, len(members))
 		for i, b := range members {
 			cp[i] = append([]byte(nil), b...)
@@ -60,7 +61,7 @@ func TestMatchesAndRepublishesUnchanged(t *testing.T) {
 
 func TestDiagnoseSilentInput(t *testing.T) {
 	cfg := config.DefaultConfig()
-	c, err := New(cfg, func([][]byte, []byte) {})
+	c, err := New(cfg, func([][]byte, func() []byte) {})
 	require.NoError(t, err)
 	sec := stamp.Time(time.Second)
 	for k := stamp.Time(0); k < 50; k++ {
@@ -109,7 +110,7 @@ func TestValidate(t *testing.T) {
 func BenchmarkAdd(b *testing.B) {
 	cfg := config.DefaultConfig()
 	cfg.Sync.Topics = 3
-	c, err := New(cfg, func([][]byte, []byte) {})
+	c, err := New(cfg, func([][]byte, func() []byte) {})
 	require.NoError(b, err)
 	msgs := [3][]byte{cdrtest.Message(0, "cam", 300), cdrtest.Message(0, "imu", 300), cdrtest.Message(0, "lidar", 300)}
 	periods := [3]stamp.Time{10e6, 20e6, 50e6}
