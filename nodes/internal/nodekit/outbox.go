@@ -99,7 +99,11 @@ func (o *outbox) send(m Msg) {
 		o.unheard.Add(1)
 		return
 	}
-	if err := o.pub.Publish(m.Data); err != nil {
+	publish := o.pub.Publish
+	if op, ok := o.pub.(OwnedPublisher); ok {
+		publish = op.PublishOwned
+	}
+	if err := publish(m.Data); err != nil {
 		o.failed.Add(1)
 		o.mu.Lock()
 		o.lastErr = err

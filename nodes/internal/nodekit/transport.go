@@ -54,6 +54,16 @@ type Subscription interface {
 	Publishers() int
 }
 
+// OwnedPublisher is a Publisher whose transport may reuse the bytes of a
+// message once it is published (for its next taken message): the node
+// publishes its cores' outputs, which belong to it after Publish, with
+// PublishOwned, and its own status and diagnostics (buffers it reuses) with
+// Publish.
+type OwnedPublisher interface {
+	Publisher
+	PublishOwned(msg []byte) error
+}
+
 type Publisher interface {
 	Publish(msg []byte) error
 	// Subscribers returns how many subscriptions are matched to the

@@ -134,6 +134,7 @@ import (
 
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 
+	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -161,7 +162,8 @@ func handle(v any, field string) unsafe.Pointer {
 // node, on the goroutine that runs it, and hands each to its subscriber's
 // deliver.
 type dataLoop struct {
-	d *C.ta_data // C memory: rcl keeps pointers into it
+	d    *C.ta_data // C memory: rcl keeps pointers into it
+	pool *nodekit.BufPool
 
 	mu      sync.Mutex
 	subs    []dataSub // every subscription, in order of subscribing
@@ -181,12 +183,12 @@ const shrinkAfter = 10 * time.Second
 // minTakeBuffer is what the take buffer keeps in any case.
 const minTakeBuffer = 64 << 10
 
-func newDataLoop(ctx *rclgo.Context) (*dataLoop, error) {
+func newDataLoop(ctx *rclgo.Context, pool *nodekit.BufPool) (*dataLoop, error) {
 	rctx := handle(ctx, "rcl_context_t")
 	if rctx == nil {
 		return nil, errors.New("rclgo: no rcl context handle (rclgo changed: see rosnode/datapath.go)")
 	}
-	l := &dataLoop{d: (*C.ta_data)(C.calloc(1, C.sizeof_ta_data))}
+	l := &dataLoop{d: (*C.ta_data)(C.calloc(1, C.sizeof_ta_data)), pool: pool}
 	if rc := C.ta_init(l.d, (*C.rcl_context_t)(rctx)); rc != C.RCL_RET_OK {
 		err := rclError("data wait set", rc)
 		l.close()
@@ -257,6 +259,7 @@ func (l *dataLoop) run(ctx context.Context) error {
 		}
 		if now := time.Now(); now.Sub(shrunk) > shrinkAfter {
 			C.ta_shrink(l.d, C.size_t(max(need, minTakeBuffer)))
+			l.pool.Trim()
 			shrunk, need = now, 0
 		}
 	}
@@ -266,7 +269,8 @@ func (l *dataLoop) run(ctx context.Context) error {
 // take takes the messages waiting on s (at most 64: one wake-up may stand
 // for several, and a shallow keep-last queue must not overflow meanwhile)
 // and returns the size of the largest. Each is copied from the take buffer
-// into a slice of its own, which deliver then owns.
+// into a slice of its own (a big one reused from the pool: see
+// publisher.PublishOwned), which deliver then owns.
 func (l *dataLoop) take(s dataSub) int {
 	largest := 0
 	for range 64 {
@@ -279,7 +283,7 @@ func (l *dataLoop) take(s dataSub) int {
 			}
 			return largest
 		}
-		b := make([]byte, int(n))
+		b := l.pool.Get(int(n))
 		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(l.d.buf.buffer)), int(n)))
 		largest = max(largest, int(n))
 		// Humble's Cyclone RMW leaves the reception time at 0 (1970):
@@ -303,7 +307,7 @@ func (l *dataLoop) close() {
 }
 
 // publishSerialized publishes msg on rclgo's publisher p without a copy of
-// its own.
+// its own: the middleware copies it before rcl returns.
 func publishSerialized(p unsafe.Pointer, msg []byte) error {
 	var data *C.uint8_t
 	if len(msg) > 0 {

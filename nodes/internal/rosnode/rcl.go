@@ -44,7 +44,8 @@ type transport struct {
 	pendingSvcs []*rclgo.Service
 	wake        context.CancelFunc // stops the current WaitSet.Run, to add what is pending
 
-	data *dataLoop // the subscriptions' wait set (datapath.go)
+	data *dataLoop        // the subscriptions' wait set (datapath.go)
+	pool *nodekit.BufPool // big messages' buffers: taken into, given back once published
 
 	events *eventPublisher
 	rosout *rosout // nil with --disable-rosout-logs or once closed; under logMu
@@ -84,7 +85,8 @@ func Connect(name string, argv []string) (nodekit.Transport, error) {
 		return nil, fmt.Errorf("rcl wait set: %w", cleanErr(err))
 	}
 	t := &transport{ctx: ctx, node: node, ws: ws, types: map[string]types.MessageTypeSupport{}}
-	if t.data, err = newDataLoop(ctx); err != nil {
+	t.pool = nodekit.NewBufPool()
+	if t.data, err = newDataLoop(ctx, t.pool); err != nil {
 		ctx.Close()
 		return nil, err
 	}
@@ -216,13 +218,22 @@ func (t *transport) spinServices(ctx context.Context) error {
 }
 
 type publisher struct {
-	p   *rclgo.Publisher
-	rcl unsafe.Pointer // its rcl_publisher_t
+	p    *rclgo.Publisher
+	rcl  unsafe.Pointer // its rcl_publisher_t
+	pool *nodekit.BufPool
 }
 
 // Publish implements nodekit.Publisher: rcl takes msg where it is (the
 // middleware copies it before Publish returns).
 func (p publisher) Publish(msg []byte) error { return publishSerialized(p.rcl, msg) }
+
+// PublishOwned implements nodekit.OwnedPublisher: msg, copied by the
+// middleware, then goes to the pool the data loop takes big messages into.
+func (p publisher) PublishOwned(msg []byte) error {
+	err := publishSerialized(p.rcl, msg)
+	p.pool.Put(msg)
+	return err
+}
 
 // Subscribers implements nodekit.Publisher.
 func (p publisher) Subscribers() int {
@@ -247,7 +258,7 @@ func (t *transport) Publisher(topic, msgType string, q qos.Profile) (nodekit.Pub
 	if h == nil {
 		return nil, errors.New("rclgo: no rcl publisher handle (rclgo changed: see rosnode/datapath.go)")
 	}
-	return publisher{pub, h}, nil
+	return publisher{pub, h, t.pool}, nil
 }
 
 // PublisherTypes implements nodekit.Transport.
