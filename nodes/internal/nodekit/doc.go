@@ -30,7 +30,11 @@
 //   - [CheckHeaderFirst]: refuses input types whose installed definition
 //     does not start with a std_msgs/Header.
 //
+//   - [BufPool]: buffers of big messages reused from one taken message to
+//     the next, bounded and released when unused.
+//
 // Threading: an Inbox may be offered to from any goroutine, a Clock read
-// from any; a Node's core, parameter server and publishers belong to its
-// owner goroutine (Run).
+// from any; a Node's core, parameter server and publishers belong to
+// whoever holds its owner lock: the owner goroutine (Run), or the
+// transport's goroutine handling a small message inline (Node.deliverer).
 package nodekit
