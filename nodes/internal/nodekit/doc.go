@@ -11,6 +11,7 @@
 //     inputs, and runs one owner goroutine that drives the core and
 //     publishes ~/status and /diagnostics once a second in every phase.
 //     [Main] runs a node until SIGINT or SIGTERM.
+//
 //   - [Inbox]: the bounded queue between the transport's callbacks and the
 //     owner goroutine. Messages are handed over, not copied, so a message
 //     of any size costs nothing to queue; the inbox is bounded in messages
@@ -19,14 +20,18 @@
 //     input holding the most (a flood sheds its own backlog, the other
 //     inputs keep theirs, the core gets recent messages) and counts the
 //     drops per input.
+//
 //   - [Group]: every goroutine a node starts, tracked, so Close waits for
 //     all of them.
+//
 //   - [Diagnostic] and [Level]: the contents of diagnostic_msgs/
 //     DiagnosticStatus, built from an algorithm's health; [CDR] and
 //     [AppendDiagnosticArray] encode them (and the nodes' status messages)
 //     without generated bindings.
+//
 //   - [Clock]: the ROS time (the system clock, or /clock with use_sim_time)
 //     and the monotonic time the runtime paces itself by.
+//
 //   - [CheckHeaderFirst]: refuses input types whose installed definition
 //     does not start with a std_msgs/Header.
 //

@@ -181,6 +181,10 @@ type dataSub struct {
 // messages taken since needed (a stream of big messages that stopped).
 const shrinkAfter = 10 * time.Second
 
+// yieldEvery is how often the data loop passes through the scheduler (see
+// dataLoop.run): well within sysmon's 10 ms.
+const yieldEvery = 2 * time.Millisecond
+
 // minTakeBuffer is what the take buffer keeps in any case.
 const minTakeBuffer = 64 << 10
 
@@ -234,6 +238,7 @@ func (l *dataLoop) run(ctx context.Context) error {
 		ready   []uint8
 		need    int // the largest message taken since shrunk
 		shrunk  = time.Now()
+		yielded time.Time // the last runtime.Gosched
 	)
 	for ctx.Err() == nil {
 		l.mu.Lock()
@@ -247,12 +252,17 @@ func (l *dataLoop) run(ctx context.Context) error {
 			l.changed = false
 		}
 		l.mu.Unlock()
-		// Through the scheduler once per wake-up: a goroutine that only
-		// ever enters and leaves cgo looks to Go's sysmon like one that
-		// runs for good, and is "preempted" every 10 ms, its P taken away
-		// in the wait; each time sysmon then polls at its fastest (20 µs)
-		// for a while, which at 1 kHz cost more CPU than the node's work.
-		runtime.Gosched()
+		// Through the scheduler every few milliseconds: a goroutine that
+		// only ever enters and leaves cgo looks to Go's sysmon like one
+		// that runs for good, and is "preempted" every 10 ms, its P taken
+		// away in the wait; each time sysmon then polls at its fastest
+		// (20 µs) for a while, which at 1 kHz cost more CPU than the
+		// node's work. (Not at every wake-up: Gosched wakes another
+		// thread to look for work.)
+		if now := time.Now(); now.Sub(yielded) > yieldEvery {
+			runtime.Gosched()
+			yielded = now
+		}
 		if rc := C.ta_wait(l.d, &handles[0], C.size_t(len(subs)), (*C.uint8_t)(&ready[0])); rc != C.RCL_RET_OK {
 			if ctx.Err() != nil {
 				return nil
