@@ -117,6 +117,38 @@ func TestEmptyMessages(t *testing.T) {
 	node.stop(t)
 }
 
+// TestBurst: 10 000 Imu published at once (reliable, keeping all on both
+// ends) through timestamp_estimator: every one comes out or is counted
+// as dropped in ~/status, nothing else, and the node exits cleanly.
+func TestBurst(t *testing.T) {
+	const n = 10_000
+	node := start(t, "timestamp_estimator", append([]string{"--ros-args", "-r", "__node:=ta_burst",
+		"-r", "in:=/ta_test/burst_raw", "-r", "out:=/ta_test/burst", "-p", "message_type:=sensor_msgs/msg/Imu"}, keepAll...)...)
+	p := newPeerQoS(t, "/ta_test/burst_raw", "/ta_test/burst", "sensor_msgs/msg/Imu", 10, true)
+	status := newPeer(t, "/ta_test/unused_burst_status", "/ta_burst/status", "timealign/msg/TimestampEstimatorStatus")
+	waitDiscovered(t, p)
+	base := stamp.Time(time.Now().UnixNano())
+	began := time.Now()
+	for i := range n {
+		require.NoError(t, p.pub.PublishSerialized(pad4(cdrtest.Message(base.Add(time.Duration(i)*time.Millisecond), frame(i), 307))))
+	}
+	sent := time.Since(began)
+	var st *tamsg.TimestampEstimatorStatus
+	waitFor(t, 30*time.Second, "every message out or counted", func() bool {
+		msgs := status.received()
+		if len(msgs) == 0 {
+			return false
+		}
+		st = decode[*tamsg.TimestampEstimatorStatus](t, msgs[len(msgs)-1], tamsg.TimestampEstimatorStatusTypeSupport)
+		return st.MessagesIn+st.DroppedQueue == n && len(p.received()) == int(st.MessagesOut)
+	})
+	t.Logf("load: a burst of %d Imu (published in %v): %d out, %d dropped by the inbox (load average %s)",
+		n, sent.Round(time.Millisecond), len(p.received()), st.DroppedQueue, loadAvg())
+	require.Equal(t, st.MessagesIn, st.MessagesOut+st.DroppedMalformed)
+	require.Zero(t, st.DroppedMalformed)
+	node.stop(t)
+}
+
 // TestHundredMegabytesOverDDS: a 100 MB message with a leading Header
 // goes through timestamp_estimator (reliable, keeping all) with the
 // default limits, every byte but the stamp as sent.
