@@ -103,11 +103,10 @@ func TestEmptyMessages(t *testing.T) {
 	waitFor(t, 5*time.Second, "the good message", func() bool { return lastFrame(p.received()) == 0 })
 	var st *tamsg.TimestampEstimatorStatus
 	waitFor(t, 5*time.Second, "a status with the good message", func() bool {
-		msgs := status.received()
-		if len(msgs) == 0 {
+		var ok bool
+		if st, ok = latest[*tamsg.TimestampEstimatorStatus](t, status, tamsg.TimestampEstimatorStatusTypeSupport); !ok {
 			return false
 		}
-		st = decode[*tamsg.TimestampEstimatorStatus](t, msgs[len(msgs)-1], tamsg.TimestampEstimatorStatusTypeSupport)
 		return st.MessagesOut == 1
 	})
 	t.Logf("%d of the 2 empty messages reached the node, counted malformed", st.DroppedMalformed)
@@ -135,11 +134,10 @@ func TestBurst(t *testing.T) {
 	sent := time.Since(began)
 	var st *tamsg.TimestampEstimatorStatus
 	waitFor(t, 30*time.Second, "every message out or counted", func() bool {
-		msgs := status.received()
-		if len(msgs) == 0 {
+		var ok bool
+		if st, ok = latest[*tamsg.TimestampEstimatorStatus](t, status, tamsg.TimestampEstimatorStatusTypeSupport); !ok {
 			return false
 		}
-		st = decode[*tamsg.TimestampEstimatorStatus](t, msgs[len(msgs)-1], tamsg.TimestampEstimatorStatusTypeSupport)
 		return st.MessagesIn+st.DroppedQueue == n && len(p.received()) == int(st.MessagesOut)
 	})
 	t.Logf("load: a burst of %d Imu (published in %v): %d out, %d dropped by the inbox (load average %s)",

@@ -497,11 +497,10 @@ func TestImageLoad(t *testing.T) {
 	took := time.Since(begin)
 	var st *tamsg.SyncStatus
 	waitFor(t, 30*time.Second, "a status with every message received", func() bool {
-		msgs := status.received()
-		if len(msgs) == 0 {
+		var ok bool
+		if st, ok = latest[*tamsg.SyncStatus](t, status, tamsg.SyncStatusTypeSupport); !ok {
 			return false
 		}
-		st = decode[*tamsg.SyncStatus](t, msgs[len(msgs)-1], tamsg.SyncStatusTypeSupport)
 		for i := range published {
 			if len(st.Received) != 3 || st.Received[i] != uint64(published[i]) {
 				return false

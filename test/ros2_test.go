@@ -462,6 +462,17 @@ func decode[T types.Message](t *testing.T, b []byte, ts types.MessageTypeSupport
 	return v
 }
 
+// latest decodes the newest message p received (false: none yet).
+func latest[T types.Message](t *testing.T, p *peer, ts types.MessageTypeSupport) (T, bool) {
+	t.Helper()
+	msgs := p.received()
+	if len(msgs) == 0 {
+		var zero T
+		return zero, false
+	}
+	return decode[T](t, msgs[len(msgs)-1], ts), true
+}
+
 func keyValue(kvs []diagmsg.KeyValue, key string) string {
 	for _, kv := range kvs {
 		if kv.Key == key {
