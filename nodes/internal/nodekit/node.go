@@ -739,6 +739,16 @@ func (n *Node) watchTypes(d *Diagnostic) {
 	}
 }
 
+// backlog says whether msgs messages of bytes in all waiting in the inbox
+// at a report are a backlog worth a WARN: a quarter of either bound, in
+// more than a burst of 16 messages (or, in bytes, more than one). A node that keeps up empties
+// its inbox between reports; one short of CPU (a CPU quota, a busy
+// computer) holds a queue that grows to the bound and then drops its
+// oldest messages.
+func backlog(msgs int, bytes int64, lim runtimeparams.Limits) bool {
+	return msgs > 16 && msgs >= lim.Messages/4 || msgs > 1 && bytes >= lim.Bytes/4
+}
+
 // reportDrops logs, once per report, the inputs whose messages the inbox
 // dropped since the last one, naming the size; it makes the diagnostic a
 // WARN and adds the counts.
@@ -774,6 +784,10 @@ func (n *Node) reportDrops(d *Diagnostic) {
 	}
 	n.lastDrops = append(n.lastDrops[:0], n.drops...)
 	msgs, bytes := n.inbox.Len()
+	if backlog(msgs, bytes, lim) {
+		d.Raise(Warn, fmt.Sprintf("backlog: %d messages (%d bytes) wait for the node (at most %d messages and %d bytes): "+
+			"it falls behind its inputs, too little CPU or too high a rate; the oldest are dropped first", msgs, bytes, lim.Messages, lim.Bytes))
+	}
 	d.Add("inbox.dropped", n.inbox.Dropped())
 	d.Add("inbox.queued_messages", msgs)
 	d.Add("inbox.queued_bytes", bytes)

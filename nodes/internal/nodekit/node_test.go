@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -532,6 +533,53 @@ func TestInboxOverflow(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, nodekit.OK, lastDiag(t, diagnostics).level, "no drop in the last second")
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in1: dropped"), "logged once")
+		require.Equal(t, 0, node.stop())
+	})
+}
+
+// TestBacklog: a node that falls behind (a core that takes 100 ms a
+// message, as one starved of CPU does) reports the messages waiting for it
+// in /diagnostics, a WARN naming the backlog, before the inbox is full;
+// the WARN goes once the backlog is gone, and a burst of a few messages
+// is not one.
+func TestBacklog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		diagnostics := g.Record("/diagnostics")
+		core := &echo{slow: 100 * time.Millisecond}
+		node := start(t, g, echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X"}}))
+		synctest.Wait()
+		res, err := g.Parameters("/echo", time.Second).Set(params.Parameter{Name: "inbox.max_messages", Value: params.IntValue(100)})
+		require.NoError(t, err)
+		require.True(t, res[0].Successful)
+		pub := g.Advertise("/in0", "x_msgs/msg/X")
+		for i := range 10 {
+			require.NoError(t, pub.Publish(msg(stamp.Time(i), 100)))
+		}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		for _, d := range diags(t, diagnostics) {
+			require.Equal(t, nodekit.OK, d.level, "10 messages waiting are a burst: %s", d.message)
+		}
+		for i := range 60 {
+			require.NoError(t, pub.Publish(msg(stamp.Time(10+i), 100)))
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d := lastDiag(t, diagnostics)
+		require.Equal(t, nodekit.Warn, d.level)
+		queued, err := strconv.Atoi(d.values["inbox.queued_messages"])
+		require.NoError(t, err)
+		require.Greater(t, queued, 40)
+		require.Equal(t, fmt.Sprintf("backlog: %d messages (%d bytes) wait for the node (at most 100 messages and 134217728 bytes): "+
+			"it falls behind its inputs, too little CPU or too high a rate; the oldest are dropped first", queued, 100*queued), d.message)
+		require.Equal(t, "0", d.values["inbox.dropped"], "a backlog, not yet drops")
+		time.Sleep(7 * time.Second)
+		synctest.Wait()
+		require.Len(t, core.messages(), 70)
+		d = lastDiag(t, diagnostics)
+		require.Equal(t, nodekit.OK, d.level, d.message)
+		require.Equal(t, "0", d.values["inbox.queued_messages"])
 		require.Equal(t, 0, node.stop())
 	})
 }
