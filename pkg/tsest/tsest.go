@@ -290,9 +290,11 @@ type changeState struct {
 	records         int
 	multRun         int
 	// gapRun: samples in a row each 1.75 periods or more after the one
-	// before (any multiple), the least of those gaps in minGap.
+	// before (any multiple).
 	gapRun int
-	minGap float64
+	// gapPeriods: the last sample's interval from the one before, in
+	// periods of the fit.
+	gapPeriods float64
 	// last: when the last change was found; unsettled: the one before
 	// was within unsettledWindows, so the estimates are the receive stamps
 	// until a fit holds for a window.
@@ -817,14 +819,23 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 	if e.change.unsettled && t.Sub(e.fit.baseT) >= e.cfg.Window {
 		e.change.unsettled = false
 	}
+	if e.loss.ambiguous && e.change.gapPeriods >= ambiguousGap && !e.input.known {
+		// With an ambiguous jitter no loss is inferred: a sample that
+		// came ambiguousGap periods or more after the one before (more
+		// than that jitter makes) is placed at the next index, periods
+		// early, as after a flood that taught the fit a short period.
+		return fallback(), false
+	}
 	if e.change.gapRun >= gapsUncorrected && !e.input.known {
 		// Samples in a row each a loss after the one before: the fit's
 		// period may be far too short (a flood's, which changeGaps will
 		// drop), and its line places them wherever it counts the losses,
 		// milliseconds off. Until the run ends or the fit restarts, the
 		// receive stamp (indexes and announced losses say the step:
-		// they place the sample).
-		return fallback(), false
+		// they place the sample), minus the least latency only: a
+		// latency the references gave on such a fit may be a flood's,
+		// placed on the wrong samples.
+		return t.Add(-e.cfg.MinLatency), false
 	}
 	if e.warmup.on || e.fit.period <= 0 || !e.fit.mature && e.fit.priorN == 0 || e.change.unsettled {
 		if !e.warmup.on && !hold {
@@ -862,18 +873,27 @@ func (e *Estimator) estimate(t stamp.Time, x, y float64, hold bool) (stamp.Time,
 // sample, its period unknown (or that multiple), and the change is counted
 // (Status.PeriodChanges). It returns whether it restarted.
 func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
-	if !e.fit.haveLine || e.warmup.on || e.fit.period <= 0 || e.cfg.NeverInferLoss || e.loss.ambiguous || e.fit.hulls.Answering().Count() < 8 || e.input.dupRun > 0 {
-		e.change.n, e.change.records, e.change.multRun, e.change.gapRun = 0, 0, 0, 0
+	if !e.fit.haveLine || e.warmup.on || e.fit.period <= 0 || e.cfg.NeverInferLoss || e.fit.hulls.Answering().Count() < 8 || e.input.dupRun > 0 {
+		e.change.n, e.change.records, e.change.multRun, e.change.gapRun, e.change.gapPeriods = 0, 0, 0, 0, 0
 		return false
+	}
+	// An ambiguous jitter (heights near a period) blurs the runs and the
+	// records, which are then not judged; the gaps are still telling: a
+	// jitter of a period does not make every sample come 1.75 periods or
+	// more after the one before, a period far too short does (a flood's,
+	// whose disorder against the stream's own writer is what made the
+	// jitter look ambiguous).
+	ambiguous := e.loss.ambiguous
+	if ambiguous {
+		e.change.n, e.change.records = 0, 0
 	}
 	pre := y - e.fit.line.At(x)
 	mult := int64(0)
-	if gap := float64(t.Sub(e.lastRecv)); gap >= 1.75*e.fit.period {
+	gap := float64(t.Sub(e.lastRecv))
+	e.change.gapPeriods = gap / e.fit.period
+	if gap >= 1.75*e.fit.period {
 		if r := math.Round(gap / e.fit.period); math.Abs(gap-r*e.fit.period) < 0.25*e.fit.period {
 			mult = int64(r)
-		}
-		if e.change.gapRun == 0 || gap < e.change.minGap {
-			e.change.minGap = gap
 		}
 		e.change.gapRun++
 	} else {
@@ -896,15 +916,14 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 		// Every sample a loss, of a different number of periods each
 		// time: the period is far too short (it was learnt from a flood).
 		// Start over as a new estimator would: from the configured
-		// period, else from the least gap (at most a period or two of
-		// the stream), neither weighing as a measured prior.
-		changed, flooded, period = true, true, e.change.minGap
-		if e.cfg.Period > 0 {
-			period = float64(e.cfg.Period)
-		}
+		// period, else unknown, for a warm-up to measure from the
+		// intervals (the least gap of the run is no guess: with a jitter
+		// of a period it is a fraction of one, and a fit started on it
+		// counts losses that are not there).
+		changed, flooded, period = true, true, float64(e.cfg.Period)
 		e.change.gapRun = 0
 	}
-	if !held {
+	if !held && !ambiguous {
 		e.change.lowest, e.change.highest = min(e.change.lowest, pre), max(e.change.highest, pre)
 		// A run of records: each sample higher above the line than any
 		// of the fit before it, or each a quarter period below it. Four
@@ -921,7 +940,7 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 		}
 		changed = e.change.records >= changeRecords || e.change.records <= -changeRecords
 	}
-	if need := max(32, int(e.window/e.fit.period/4)); e.change.n >= need && e.fit.mature {
+	if need := max(32, int(e.window/e.fit.period/4)); !ambiguous && e.change.n >= need && e.fit.mature {
 		e.change.n = 0
 		h := e.fit.hulls.Answering()
 		mx, my := h.Mean()
@@ -941,7 +960,7 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 	e.change.unsettled = e.st.PeriodChanges > 1 && float64(t.Sub(e.change.last)) < unsettledWindows*e.window
 	e.change.last = t
 	e.loss.pending = false
-	if e.ref.haveLat && period > e.ref.latPeriod*1.01 {
+	if e.ref.haveLat && (flooded || period > e.ref.latPeriod*1.01) {
 		// The latency was measured modulo a shorter period (a flood's:
 		// references placed on its dense samples): it cannot tell which
 		// of the longer period's samples a reference marks. Forgotten,
@@ -956,6 +975,11 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 	}
 	return true
 }
+
+// ambiguousGap is the interval, in periods, beyond which a sample of a
+// stream whose jitter is ambiguous keeps its receive stamp: a jitter near
+// a period makes intervals of up to about two.
+const ambiguousGap = 3
 
 // changeMultiples is how many samples in a row, each the same whole
 // number (2 or more) of periods after the one before, make a change of
