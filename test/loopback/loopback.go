@@ -19,10 +19,14 @@ import (
 // 1500-byte MTU, not loopback's 64 kB: 1080p images cross at about twice
 // the rate with these); a socket receive buffer larger than an image, as
 // the ROS 2 DDS tuning guide advises (Cyclone asks for 16 MB, the kernel
-// grants up to net.core.rmem_max, and less is not an error).
+// grants up to net.core.rmem_max, and less is not an error); one sample
+// in reassembly per best-effort reader of a writer (Cyclone keeps four:
+// after a flood of 25 MB images that DDS could not carry whole, a node
+// held 170 MB of partial samples until the flooding writer went away, and
+// 44 MB with one; docs/nodes.md#memory).
 const CycloneDDS = `<CycloneDDS><Domain id="any"><General><AllowMulticast>false</AllowMulticast>` +
 	`<MaxMessageSize>65500B</MaxMessageSize><FragmentSize>65000B</FragmentSize></General>` +
-	`<Internal><SocketReceiveBufferSize max="16MB"/></Internal>` +
+	`<Internal><SocketReceiveBufferSize max="16MB"/><DefragUnreliableMaxSamples>1</DefragUnreliableMaxSamples></Internal>` +
 	`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>50</MaxAutoParticipantIndex>` +
 	`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`
 
