@@ -555,6 +555,7 @@ func TestBacklog(t *testing.T) {
 		pub := g.Advertise("/in0", "x_msgs/msg/X")
 		for i := range 10 {
 			require.NoError(t, pub.Publish(msg(stamp.Time(i), 100)))
+			synctest.Wait()
 		}
 		time.Sleep(3 * time.Second)
 		synctest.Wait()
@@ -563,11 +564,19 @@ func TestBacklog(t *testing.T) {
 		}
 		for i := range 60 {
 			require.NoError(t, pub.Publish(msg(stamp.Time(10+i), 100)))
+			synctest.Wait() // taken into the inbox
 		}
-		time.Sleep(time.Second)
-		synctest.Wait()
-		d := lastDiag(t, diagnostics)
-		require.Equal(t, nodekit.Warn, d.level)
+		seen := len(diags(t, diagnostics))
+		var d diag
+		for range 20 { // the next report, within a second
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+			if ds := diags(t, diagnostics); len(ds) > seen {
+				d = ds[seen]
+				break
+			}
+		}
+		require.Equal(t, nodekit.Warn, d.level, "%s %v", d.message, d.values)
 		queued, err := strconv.Atoi(d.values["inbox.queued_messages"])
 		require.NoError(t, err)
 		require.Greater(t, queued, 40)
