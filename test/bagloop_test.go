@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	tamsg "github.com/timealign/timealign/msgs/timealign/msg"
 	"github.com/timealign/timealign/pkg/bag"
 	"github.com/timealign/timealign/pkg/cdr"
 	"github.com/timealign/timealign/pkg/sim"
@@ -223,6 +224,11 @@ func TestBagLoop(t *testing.T) {
 			"-p", "inputs:=3", "-p", "message_types:=[sensor_msgs/msg/Imu, sensor_msgs/msg/LaserScan, sensor_msgs/msg/Image]",
 			"-p", "policy:=approximate", "-p", "queue_size:=100", "-p", "max_drop_share:=1.0"}, simTime...)...),
 	}
+	statusOf := map[string]*peer{
+		"loop_imu":  newPeer(t, "/loop/unused_s1", "/loop_imu/status", "timealign/msg/TimestampEstimatorStatus"),
+		"loop_scan": newPeer(t, "/loop/unused_s2", "/loop_scan/status", "timealign/msg/ClockSyncStatus"),
+		"loop_sync": newPeer(t, "/loop/unused_s3", "/loop_sync/status", "timealign/msg/SyncStatus"),
+	}
 	imuOut := newPeer(t, "/loop/unused_imu", "/loop/imu", "sensor_msgs/msg/Imu")
 	syncOut := newPeer(t, "/loop/unused_sync", "/loop/synced_imu", "sensor_msgs/msg/Imu")
 	diag := newPeer(t, "/loop/unused_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
@@ -291,6 +297,22 @@ func TestBagLoop(t *testing.T) {
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, n, len(jumps), "%s: every jump counted", name)
 		require.LessOrEqual(t, n, len(jumps)+1, "%s: a jump counted once (one more: a loop begun as the play stopped)", name)
+		var inStatus uint64
+		switch name {
+		case "loop_imu":
+			st, ok := latest[*tamsg.TimestampEstimatorStatus](t, statusOf[name], tamsg.TimestampEstimatorStatusTypeSupport)
+			require.True(t, ok)
+			inStatus = st.TimeJumps
+		case "loop_scan":
+			st, ok := latest[*tamsg.ClockSyncStatus](t, statusOf[name], tamsg.ClockSyncStatusTypeSupport)
+			require.True(t, ok)
+			inStatus = st.TimeJumps
+		case "loop_sync":
+			st, ok := latest[*tamsg.SyncStatus](t, statusOf[name], tamsg.SyncStatusTypeSupport)
+			require.True(t, ok)
+			inStatus = st.TimeJumps
+		}
+		require.EqualValues(t, n, inStatus, "%s: ~/status counts the jumps as /diagnostics does", name)
 		logged := strings.Count(nodes[name].output.String(), " (/clock): ") // the event's line ("time jumped back 8.0 s (/clock): estimator reset")
 		require.Equal(t, n, logged, "%s: each jump logged once:\n%s", name, nodes[name].output.String())
 	}

@@ -45,6 +45,7 @@ type AlignerStatus struct {
 	DroppedFull      []uint64                        `yaml:"dropped_full"`      // pushed out of a full buffer
 	DroppedMalformed []uint64                        `yaml:"dropped_malformed"` // not CDR / no leading std_msgs/Header
 	DroppedQueue     uint64                          `yaml:"dropped_queue"`     // messages dropped: the node's inbox was full
+	TimeJumps        uint64                          `yaml:"time_jumps"`        // times time jumped back by more than time_jump_threshold_sec (/clock, an input's stamps) or the host clock stepped: the state reset
 }
 
 // NewAlignerStatus creates a new AlignerStatus with default values.
@@ -99,6 +100,7 @@ func (t *AlignerStatus) Clone() *AlignerStatus {
 		copy(c.DroppedMalformed, t.DroppedMalformed)
 	}
 	c.DroppedQueue = t.DroppedQueue
+	c.TimeJumps = t.TimeJumps
 	return c
 }
 
@@ -123,6 +125,7 @@ func (t *AlignerStatus) SetDefaults() {
 	t.DroppedFull = nil
 	t.DroppedMalformed = nil
 	t.DroppedQueue = 0
+	t.TimeJumps = 0
 }
 
 func (t *AlignerStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -222,6 +225,7 @@ func (t _AlignerStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg types.Messa
 	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_full)), m.DroppedFull)
 	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_malformed)), m.DroppedMalformed)
 	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
+	mem.time_jumps = C.uint64_t(m.TimeJumps)
 }
 
 func (t _AlignerStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -243,6 +247,7 @@ func (t _AlignerStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_bu
 	primitives.Uint64__Sequence_to_Go(&m.DroppedFull, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_full)))
 	primitives.Uint64__Sequence_to_Go(&m.DroppedMalformed, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_malformed)))
 	m.DroppedQueue = uint64(mem.dropped_queue)
+	m.TimeJumps = uint64(mem.time_jumps)
 }
 
 func (t _AlignerStatusTypeSupport) TypeSupport() unsafe.Pointer {

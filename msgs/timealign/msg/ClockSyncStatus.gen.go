@@ -52,6 +52,7 @@ type ClockSyncStatus struct {
 	DroppedInvalid     uint64                          `yaml:"dropped_invalid"` // messages dropped while the estimate was invalid
 	DroppedMalformed   uint64                          `yaml:"dropped_malformed"`
 	DroppedQueue       uint64                          `yaml:"dropped_queue"`
+	TimeJumps          uint64                          `yaml:"time_jumps"` // times time jumped back by more than time_jump_threshold_sec (/clock, an input's stamps) or the host clock stepped: the state reset
 }
 
 // NewClockSyncStatus creates a new ClockSyncStatus with default values.
@@ -86,6 +87,7 @@ func (t *ClockSyncStatus) Clone() *ClockSyncStatus {
 	c.DroppedInvalid = t.DroppedInvalid
 	c.DroppedMalformed = t.DroppedMalformed
 	c.DroppedQueue = t.DroppedQueue
+	c.TimeJumps = t.TimeJumps
 	return c
 }
 
@@ -117,6 +119,7 @@ func (t *ClockSyncStatus) SetDefaults() {
 	t.DroppedInvalid = 0
 	t.DroppedMalformed = 0
 	t.DroppedQueue = 0
+	t.TimeJumps = 0
 }
 
 func (t *ClockSyncStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -223,6 +226,7 @@ func (t _ClockSyncStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg types.Mes
 	mem.dropped_invalid = C.uint64_t(m.DroppedInvalid)
 	mem.dropped_malformed = C.uint64_t(m.DroppedMalformed)
 	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
+	mem.time_jumps = C.uint64_t(m.TimeJumps)
 }
 
 func (t _ClockSyncStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -251,6 +255,7 @@ func (t _ClockSyncStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_
 	m.DroppedInvalid = uint64(mem.dropped_invalid)
 	m.DroppedMalformed = uint64(mem.dropped_malformed)
 	m.DroppedQueue = uint64(mem.dropped_queue)
+	m.TimeJumps = uint64(mem.time_jumps)
 }
 
 func (t _ClockSyncStatusTypeSupport) TypeSupport() unsafe.Pointer {

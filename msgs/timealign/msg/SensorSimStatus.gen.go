@@ -38,6 +38,7 @@ type SensorSimStatus struct {
 	Rates        []float64           `yaml:"rates"`         // samples published per second over the last status period
 	Truths       uint64              `yaml:"truths"`        // ground-truth messages published
 	DroppedQueue uint64              `yaml:"dropped_queue"` // messages dropped: an output's queue was full
+	TimeJumps    uint64              `yaml:"time_jumps"`    // times time jumped back by more than time_jump_threshold_sec (/clock, an input's stamps) or the host clock stepped: the state reset
 }
 
 // NewSensorSimStatus creates a new SensorSimStatus with default values.
@@ -74,6 +75,7 @@ func (t *SensorSimStatus) Clone() *SensorSimStatus {
 	}
 	c.Truths = t.Truths
 	c.DroppedQueue = t.DroppedQueue
+	c.TimeJumps = t.TimeJumps
 	return c
 }
 
@@ -92,6 +94,7 @@ func (t *SensorSimStatus) SetDefaults() {
 	t.Rates = nil
 	t.Truths = 0
 	t.DroppedQueue = 0
+	t.TimeJumps = 0
 }
 
 func (t *SensorSimStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -185,6 +188,7 @@ func (t _SensorSimStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg types.Mes
 	primitives.Float64__Sequence_to_C((*primitives.CFloat64__Sequence)(unsafe.Pointer(&mem.rates)), m.Rates)
 	mem.truths = C.uint64_t(m.Truths)
 	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
+	mem.time_jumps = C.uint64_t(m.TimeJumps)
 }
 
 func (t _SensorSimStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -200,6 +204,7 @@ func (t _SensorSimStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_
 	primitives.Float64__Sequence_to_Go(&m.Rates, *(*primitives.CFloat64__Sequence)(unsafe.Pointer(&mem.rates)))
 	m.Truths = uint64(mem.truths)
 	m.DroppedQueue = uint64(mem.dropped_queue)
+	m.TimeJumps = uint64(mem.time_jumps)
 }
 
 func (t _SensorSimStatusTypeSupport) TypeSupport() unsafe.Pointer {

@@ -37,6 +37,7 @@ type StampMonitorStatus struct {
 	DroppedPending   uint64                          `yaml:"dropped_pending"`   // samples dropped unmatched because max_pending were waiting
 	DroppedMalformed uint64                          `yaml:"dropped_malformed"` // messages that did not parse (the ground truth, or no leading std_msgs/Header)
 	DroppedQueue     uint64                          `yaml:"dropped_queue"`     // messages dropped: the node's inbox was full
+	TimeJumps        uint64                          `yaml:"time_jumps"`        // times time jumped back by more than time_jump_threshold_sec (/clock, an input's stamps) or the host clock stepped: the state reset
 }
 
 // NewStampMonitorStatus creates a new StampMonitorStatus with default values.
@@ -60,6 +61,7 @@ func (t *StampMonitorStatus) Clone() *StampMonitorStatus {
 	c.DroppedPending = t.DroppedPending
 	c.DroppedMalformed = t.DroppedMalformed
 	c.DroppedQueue = t.DroppedQueue
+	c.TimeJumps = t.TimeJumps
 	return c
 }
 
@@ -77,6 +79,7 @@ func (t *StampMonitorStatus) SetDefaults() {
 	t.DroppedPending = 0
 	t.DroppedMalformed = 0
 	t.DroppedQueue = 0
+	t.TimeJumps = 0
 }
 
 func (t *StampMonitorStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -169,6 +172,7 @@ func (t _StampMonitorStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg types.
 	mem.dropped_pending = C.uint64_t(m.DroppedPending)
 	mem.dropped_malformed = C.uint64_t(m.DroppedMalformed)
 	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
+	mem.time_jumps = C.uint64_t(m.TimeJumps)
 }
 
 func (t _StampMonitorStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -183,6 +187,7 @@ func (t _StampMonitorStatusTypeSupport) AsGoStruct(msg types.Message, ros2_messa
 	m.DroppedPending = uint64(mem.dropped_pending)
 	m.DroppedMalformed = uint64(mem.dropped_malformed)
 	m.DroppedQueue = uint64(mem.dropped_queue)
+	m.TimeJumps = uint64(mem.time_jumps)
 }
 
 func (t _StampMonitorStatusTypeSupport) TypeSupport() unsafe.Pointer {

@@ -48,6 +48,7 @@ type SyncStatus struct {
 	DroppedMalformed []uint64                        `yaml:"dropped_malformed"` // per input: not CDR / no leading std_msgs/Header
 	BlockingInput    string                          `yaml:"blocking_input"`    // an input that has gone silent and blocks every set, or ""
 	DroppedQueue     uint64                          `yaml:"dropped_queue"`     // messages dropped: the node's inbox was full
+	TimeJumps        uint64                          `yaml:"time_jumps"`        // times time jumped back by more than time_jump_threshold_sec (/clock, an input's stamps) or the host clock stepped: the state reset
 }
 
 // NewSyncStatus creates a new SyncStatus with default values.
@@ -105,6 +106,7 @@ func (t *SyncStatus) Clone() *SyncStatus {
 	}
 	c.BlockingInput = t.BlockingInput
 	c.DroppedQueue = t.DroppedQueue
+	c.TimeJumps = t.TimeJumps
 	return c
 }
 
@@ -132,6 +134,7 @@ func (t *SyncStatus) SetDefaults() {
 	t.DroppedMalformed = nil
 	t.BlockingInput = ""
 	t.DroppedQueue = 0
+	t.TimeJumps = 0
 }
 
 func (t *SyncStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -234,6 +237,7 @@ func (t _SyncStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg types.Message)
 	primitives.Uint64__Sequence_to_C((*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_malformed)), m.DroppedMalformed)
 	primitives.StringAsCStruct(unsafe.Pointer(&mem.blocking_input), m.BlockingInput)
 	mem.dropped_queue = C.uint64_t(m.DroppedQueue)
+	mem.time_jumps = C.uint64_t(m.TimeJumps)
 }
 
 func (t _SyncStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -258,6 +262,7 @@ func (t _SyncStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffe
 	primitives.Uint64__Sequence_to_Go(&m.DroppedMalformed, *(*primitives.CUint64__Sequence)(unsafe.Pointer(&mem.dropped_malformed)))
 	primitives.StringAsGoStruct(&m.BlockingInput, unsafe.Pointer(&mem.blocking_input))
 	m.DroppedQueue = uint64(mem.dropped_queue)
+	m.TimeJumps = uint64(mem.time_jumps)
 }
 
 func (t _SyncStatusTypeSupport) TypeSupport() unsafe.Pointer {

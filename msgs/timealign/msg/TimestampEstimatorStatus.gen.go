@@ -64,6 +64,7 @@ type TimestampEstimatorStatus struct {
 	Uncorrected            bool                            `yaml:"uncorrected"`              // the last stamp was left as received minus the least delay
 	UncorrectedSamples     uint64                          `yaml:"uncorrected_samples"`      // samples left as received minus the least delay. (warm-up, an undecided loss, a fit that does not hold)
 	PeriodChanges          uint64                          `yaml:"period_changes"`           // times the line stopped fitting and the fit restarted on the recent samples
+	TimeJumps              uint64                          `yaml:"time_jumps"`               // times time jumped back by more than time_jump_threshold_sec (/clock, an input's stamps) or the host clock stepped: the state reset
 }
 
 // NewTimestampEstimatorStatus creates a new TimestampEstimatorStatus with default values.
@@ -111,6 +112,7 @@ func (t *TimestampEstimatorStatus) Clone() *TimestampEstimatorStatus {
 	c.Uncorrected = t.Uncorrected
 	c.UncorrectedSamples = t.UncorrectedSamples
 	c.PeriodChanges = t.PeriodChanges
+	c.TimeJumps = t.TimeJumps
 	return c
 }
 
@@ -155,6 +157,7 @@ func (t *TimestampEstimatorStatus) SetDefaults() {
 	t.Uncorrected = false
 	t.UncorrectedSamples = 0
 	t.PeriodChanges = 0
+	t.TimeJumps = 0
 }
 
 func (t *TimestampEstimatorStatus) GetTypeSupport() types.MessageTypeSupport {
@@ -274,6 +277,7 @@ func (t _TimestampEstimatorStatusTypeSupport) AsCStruct(dst unsafe.Pointer, msg 
 	mem.uncorrected = C.bool(m.Uncorrected)
 	mem.uncorrected_samples = C.uint64_t(m.UncorrectedSamples)
 	mem.period_changes = C.uint64_t(m.PeriodChanges)
+	mem.time_jumps = C.uint64_t(m.TimeJumps)
 }
 
 func (t _TimestampEstimatorStatusTypeSupport) AsGoStruct(msg types.Message, ros2_message_buffer unsafe.Pointer) {
@@ -315,6 +319,7 @@ func (t _TimestampEstimatorStatusTypeSupport) AsGoStruct(msg types.Message, ros2
 	m.Uncorrected = bool(mem.uncorrected)
 	m.UncorrectedSamples = uint64(mem.uncorrected_samples)
 	m.PeriodChanges = uint64(mem.period_changes)
+	m.TimeJumps = uint64(mem.time_jumps)
 }
 
 func (t _TimestampEstimatorStatusTypeSupport) TypeSupport() unsafe.Pointer {

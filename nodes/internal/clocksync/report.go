@@ -31,7 +31,7 @@ func (r Report) AppendStatusMsg(b []byte) []byte {
 	c.Duration(p.Offset)
 	c.Duration(p.Spread)
 	for _, v := range []uint64{uint64(p.Invalid), uint64(p.Resets), p.FirstTick, p.LastTick, uint64(p.Duplicates),
-		uint64(p.Stale + p.TimeBack), uint64(p.Reboots), uint64(p.Relocks), uint64(p.Outliers), uint64(p.OutOfRange), s.MessagesIn, s.MessagesOut, s.DroppedInvalid, s.DroppedMalformed, r.Runtime.DroppedQueue} {
+		uint64(p.Stale + p.TimeBack), uint64(p.Reboots), uint64(p.Relocks), uint64(p.Outliers), uint64(p.OutOfRange), s.MessagesIn, s.MessagesOut, s.DroppedInvalid, s.DroppedMalformed, r.Runtime.DroppedQueue, r.Runtime.TimeJumps} {
 		c.Uint64(v)
 	}
 	return c.B

@@ -56,6 +56,10 @@ type RuntimeStatus struct {
 	// DroppedQueue counts the messages dropped by the node's queues: the
 	// inbox (all inputs) and the outputs' queues.
 	DroppedQueue uint64
+	// TimeJumps counts the times time jumped back by more than
+	// time_jump_threshold_sec or the host clock stepped (each reset the
+	// core): ~/status's time_jumps.
+	TimeJumps uint64
 	// Elapsed is the monotonic time since the node started (for rates).
 	Elapsed time.Duration
 }

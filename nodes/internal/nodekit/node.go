@@ -642,7 +642,7 @@ func (n *Node) report() {
 			dropped += o.box.q.Dropped()
 		}
 	}
-	rt := RuntimeStatus{Node: n.Name.FQN(), Inputs: n.names, DroppedQueue: dropped, Elapsed: n.Clock.Elapsed()}
+	rt := RuntimeStatus{Node: n.Name.FQN(), Inputs: n.names, DroppedQueue: dropped, TimeJumps: n.jumps.count, Elapsed: n.Clock.Elapsed()}
 	r := n.core.Report(now, rt)
 	n.statusBuf = r.AppendStatusMsg(n.statusBuf)
 	d := r.Diagnose()

@@ -67,7 +67,7 @@ func (p *Params) Bind(b *params.Binder) {
 		Description: "largest message taken (bytes); larger ones are dropped, counted in ~/status (dropped_queue) and reported; 0: no limit",
 		IntRange:    params.Ints(0, 1<<40, 1)})
 	b.Duration("time_jump_threshold_sec", &p.TimeJumpThreshold, params.Descriptor{
-		Description: "time going back by more than this (s) is a jump that resets the node's state (fits, queues, references), logged and counted in /diagnostics (time_jumps): /clock under use_sim_time (a bag played with --loop, a restarted simulator), the header stamps of an input, or the host clock stepped either way",
+		Description: "time going back by more than this (s) is a jump that resets the node's state (fits, queues, references), logged and counted in ~/status and /diagnostics (time_jumps): /clock under use_sim_time (a bag played with --loop, a restarted simulator), the header stamps of an input, or the host clock stepped either way",
 		FloatRange:  params.Floats(0.001, 86400, 0)})
 }
 

@@ -103,5 +103,6 @@ func (r Report) AppendStatusMsg(b []byte) []byte {
 	}
 	c.Uint64(s.Truths)
 	c.Uint64(r.Runtime.DroppedQueue)
+	c.Uint64(r.Runtime.TimeJumps)
 	return c.B
 }

@@ -170,7 +170,7 @@ func (r Report) AppendStatusMsg(b []byte) []byte {
 		c.Uint64(row.Matched)
 		c.Uint64(row.Unmatched)
 	}
-	for _, v := range []uint64{s.Truths, s.TruthsUnmatched, uint64(s.Pending), s.DroppedPending, s.DroppedMalformed, r.Runtime.DroppedQueue} {
+	for _, v := range []uint64{s.Truths, s.TruthsUnmatched, uint64(s.Pending), s.DroppedPending, s.DroppedMalformed, r.Runtime.DroppedQueue, r.Runtime.TimeJumps} {
 		c.Uint64(v)
 	}
 	return c.B

@@ -65,6 +65,7 @@ func (r Report) AppendStatusMsg(b []byte) []byte {
 		c.Uint64(v)
 	}
 	c.Uint64(r.Runtime.DroppedQueue)
+	c.Uint64(r.Runtime.TimeJumps)
 	return c.B
 }
 

@@ -77,6 +77,7 @@ func (r Report) AppendStatusMsg(b []byte) []byte {
 	}
 	w.String(s.Blocking(inputs, r.Now))
 	w.Uint64(r.Runtime.DroppedQueue)
+	w.Uint64(r.Runtime.TimeJumps)
 	return w.B
 }
 

@@ -47,6 +47,7 @@ func (r Report) AppendStatusMsg(b []byte) []byte {
 	c.Bool(e.Uncorrected)
 	c.Uint64(e.UncorrectedSamples)
 	c.Uint64(e.PeriodChanges)
+	c.Uint64(r.Runtime.TimeJumps)
 	return c.B
 }
 
