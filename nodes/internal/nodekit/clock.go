@@ -30,12 +30,16 @@ type Clock struct {
 	read      func() (wall stamp.Time, mono time.Duration) // the system clock; tests step it
 }
 
+// wallOffset is added to the wall clock that system Clocks read: zero,
+// but a test steps it (the host clock cannot be stepped for one process).
+var wallOffset = func() time.Duration { return 0 }
+
 // NewClock returns the system clock, or a simulated one if useSimTime.
 func NewClock(useSimTime bool) *Clock {
 	c := &Clock{sim: useSimTime, start: time.Now()}
 	c.read = func() (stamp.Time, time.Duration) {
 		t := time.Now()
-		return stamp.Time(t.UnixNano()), t.Sub(c.start)
+		return stamp.Time(t.UnixNano()).Add(wallOffset()), t.Sub(c.start)
 	}
 	c.SetJumpThreshold(time.Second)
 	return c

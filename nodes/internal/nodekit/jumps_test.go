@@ -1,6 +1,7 @@
 package nodekit_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -195,4 +196,46 @@ func specOf(j *jumper, types ...string) nodekit.Spec {
 	s := echoSpec(&j.echo, &echoParams{types: types})
 	s.New = func(pub nodekit.Publish) (nodekit.Core, error) { j.publish = pub; return j, nil }
 	return s
+}
+
+// TestHostClockStep: a node on system time whose host clock is stepped
+// by 5 s forward, then 5 s back (chrony, date -s), while messages come:
+// each step resets the core once, is logged and counted in /diagnostics;
+// the clock's slewing is not a step.
+func TestHostClockStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var offset atomic.Int64
+		nodekit.StepWallClock(t.Cleanup, &offset)
+		g := memros.New()
+		core := &jumper{}
+		diagnostics := g.Record("/diagnostics")
+		node := start(t, g, specOf(core, "x_msgs/msg/X"))
+		synctest.Wait()
+		in := g.Advertise("/in0", "x_msgs/msg/X")
+		send := func(n int) {
+			for range n {
+				offset.Add(int64(20 * time.Microsecond)) // slewing, 2 ms/s
+				require.NoError(t, in.Publish(msg(stamp.Time(time.Now().UnixNano()).Add(time.Duration(offset.Load())), 40)))
+				time.Sleep(10 * time.Millisecond)
+				synctest.Wait()
+			}
+		}
+		send(200)
+		require.Empty(t, core.seen(), "slewing is not a step")
+		offset.Add(int64(5 * time.Second))
+		send(200)
+		offset.Add(-int64(5 * time.Second))
+		send(200)
+		jumps := core.seen()
+		require.Len(t, jumps, 2, "a step forward and a step back, each once (the stamps, on the host clock, went back with the second)")
+		for i, want := range []float64{-5, 5} {
+			require.Equal(t, "the host clock", jumps[i].What)
+			require.InDelta(t, want, jumps[i].Back.Seconds(), 0.05)
+		}
+		tr := g.Node("/echo")
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "the host clock stepped forward 5.0 s: echo reset"))
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "the host clock stepped back 5.0 s: echo reset"))
+		require.Equal(t, "2", lastDiag(t, diagnostics).values["time_jumps"])
+		require.Equal(t, 0, node.stop())
+	})
 }
