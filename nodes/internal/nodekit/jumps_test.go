@@ -1,6 +1,7 @@
 package nodekit_test
 
 import (
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -236,6 +237,61 @@ func TestHostClockStep(t *testing.T) {
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "the host clock stepped forward 5.0 s: echo reset"))
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "the host clock stepped back 5.0 s: echo reset"))
 		require.Equal(t, "2", lastDiag(t, diagnostics).values["time_jumps"])
+		require.Equal(t, 0, node.stop())
+	})
+}
+
+// TestClockBadInput: the bad /clock, under use_sim_time: back by
+// 1 ns (not a jump), back by an hour (one jump), oscillating between two
+// times 60 s apart 100 times a second for 2 s (every swing back resets
+// the core; the same swing within a second is counted and logged once),
+// and a /clock
+// of 0: never a crash or a hang, and the node goes on with the messages.
+func TestClockBadInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		core := &jumper{}
+		diagnostics := g.Record("/diagnostics")
+		node := start(t, g, specOf(core, "x_msgs/msg/X"), "--ros-args", "-p", "use_sim_time:=true")
+		synctest.Wait()
+		clock := g.Advertise("/clock", "rosgraph_msgs/msg/Clock")
+		in := g.Advertise("/in0", "x_msgs/msg/X")
+		sent := 0
+		send := func(clk stamp.Time) {
+			require.NoError(t, clock.Publish(clockMsg(clk)))
+			require.NoError(t, in.Publish(msg(clk, 40)))
+			sent++
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
+		}
+		base := 3600*sec + 100*sec
+		for k := range 50 {
+			send(base + stamp.Time(k)*sec/100)
+		}
+		send(base + 49*sec/100 - 1) // back by 1 ns
+		require.Empty(t, core.seen(), "1 ns back is not a jump")
+		send(base - 3600*sec) // back by an hour
+		require.Len(t, core.seen(), 1)
+		require.InDelta(t, 3600.49, core.seen()[0].Back.Seconds(), 0.01)
+		for k := range 200 { // oscillating
+			send(base + stamp.Time(k%2)*60*sec)
+		}
+		n := len(core.seen())
+		require.GreaterOrEqual(t, n, 1+99, "every swing back resets the core")
+		send(0) // a /clock of 0
+		send(base)
+		require.Equal(t, sent, len(core.messages()), "every message handled")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d := lastDiag(t, diagnostics)
+		jumps, err := strconv.Atoi(d.values["time_jumps"])
+		require.NoError(t, err)
+		// The same 60 s swing again within a second is the same jump:
+		// counted once a second, the core reset at each.
+		require.GreaterOrEqual(t, jumps, 2)
+		require.LessOrEqual(t, jumps, 1+3)
+		tr := g.Node("/echo")
+		require.Less(t, logged(tr, nodekit.LogWarn, "time jumped back"), 20, "the log rate-limited")
 		require.Equal(t, 0, node.stop())
 	})
 }
