@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,9 +74,150 @@ func (q *cpuQuota) release(pid int) error {
 	return os.WriteFile(q.procs, fmt.Append(nil, pid), 0)
 }
 
+// starvedNode is timestamp_estimator run under a CPU quota by starve.
+type starvedNode struct {
+	name              string
+	node              *proc
+	pid               int
+	out, status, diag *peer
+	quota             *cpuQuota
+	publish           func(n int, every time.Duration)
+	sent              int // messages published so far
+	retries           int // publishes a reliable writer had to retry
+
+	// What the starved stretch showed.
+	starvedFor     time.Duration
+	cpu            time.Duration
+	offered, taken float64 // messages per second published, and reaching the core
+	lastIn         int     // the last message published
+	lastOut        int     // the newest message out by its end
+	st             *tamsg.TimestampEstimatorStatus
+	reports        int      // its /diagnostics
+	warns          []string // their distinct WARN messages
+	peakRSS        int64    // VmHWM
+}
+
+// starve starts timestamp_estimator (reliable, keeping all), warms it up
+// on 4 kHz of Imu, moves it into a cgroup limited to share of a core and
+// offers it 20 kHz (as fast as the test can publish, reliable) for 8 s;
+// during returns, run meanwhile (ros2 param). It says what the stretch
+// showed; the quota is still on.
+func starve(t *testing.T, share float64, during func(s *starvedNode)) *starvedNode {
+	quota, err := newCPUQuota(t, share)
+	if err != nil {
+		t.Skipf("no CPU quota here: %v", err)
+	}
+	s := &starvedNode{name: fmt.Sprintf("ta_starved_%d", int(share*1000)), quota: quota}
+	s.node = start(t, "timestamp_estimator", append([]string{"--ros-args", "-r", "__node:=" + s.name,
+		"-r", "in:=/ta_test/starved_raw", "-r", "out:=/ta_test/starved", "-p", "message_type:=sensor_msgs/msg/Imu"}, keepAll...)...)
+	s.out = newPeerQoS(t, "/ta_test/starved_raw", "/ta_test/starved", "sensor_msgs/msg/Imu", 10, true)
+	s.status = newPeer(t, "/ta_test/unused_starved_status", "/"+s.name+"/status", "timealign/msg/TimestampEstimatorStatus")
+	s.diag = newPeer(t, "/ta_test/unused_starved_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+	waitDiscovered(t, s.out)
+	s.pid = s.node.cmd.Process.Pid
+
+	base := stamp.Time(time.Now().UnixNano())
+	const period = 50 * time.Microsecond // 20 kHz
+	s.publish = func(n int, every time.Duration) {
+		began := time.Now()
+		for j := range n {
+			if d := time.Until(began.Add(time.Duration(j) * every)); d > time.Millisecond {
+				time.Sleep(d)
+			}
+			m := pad4(cdrtest.Message(base.Add(time.Duration(s.sent)*period), frame(s.sent), 307))
+			for s.out.pub.PublishSerialized(m) != nil { // a reliable writer waiting for the node
+				s.retries++
+			}
+			s.sent++
+		}
+	}
+	s.publish(2000, 250*time.Microsecond) // warm: the estimator settles on the stream
+	waitFor(t, 5*time.Second, "a ~/status", func() bool {
+		_, ok := latest[*tamsg.TimestampEstimatorStatus](t, s.status, tamsg.TimestampEstimatorStatusTypeSupport)
+		return ok
+	})
+	st0, _ := latest[*tamsg.TimestampEstimatorStatus](t, s.status, tamsg.TimestampEstimatorStatusTypeSupport)
+
+	require.NoError(t, quota.move(s.pid))
+	cpu0, began, first := cpuTime(t, s.pid), time.Now(), s.sent
+	s.diag.reset()
+	done := make(chan struct{})
+	go func() { defer close(done); during(s) }()
+	s.publish(160_000, period)
+	<-done
+	s.cpu = cpuTime(t, s.pid) - cpu0
+	s.starvedFor = time.Since(began)
+	s.lastIn = s.sent - 1
+	waitFor(t, 5*time.Second, "an output", func() bool { s.lastOut = lastFrame(s.out.received()); return s.lastOut >= 0 })
+	var ok bool
+	s.st, ok = latest[*tamsg.TimestampEstimatorStatus](t, s.status, tamsg.TimestampEstimatorStatusTypeSupport)
+	require.True(t, ok, "a ~/status while starved")
+	s.offered = float64(s.sent-first) / s.starvedFor.Seconds()
+	s.taken = float64(s.st.MessagesIn-st0.MessagesIn) / s.starvedFor.Seconds()
+	for _, b := range s.diag.received() {
+		for _, d := range decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport).Status {
+			if d.HardwareId == "/"+s.name {
+				s.reports++
+				if d.Level == diagmsg.DiagnosticStatus_WARN && !slices.Contains(s.warns, d.Message) {
+					s.warns = append(s.warns, d.Message)
+				}
+			}
+		}
+	}
+	s.peakRSS = peakRSS(t, s.pid)
+	t.Logf("load: starved (quota %.0f%% of a core) for %v: CPU %v (%.0f%%); offered %.0f/s, the core took %.0f/s (%.1f× what it could); "+
+		"%d sent (%d publish retries), %d in, %d dropped by the inbox, last out %d of %d; peak RSS %.1f MB; %d diagnostics, WARN: %q (load average %s)",
+		100*share, s.starvedFor.Round(time.Millisecond), s.cpu, 100*s.cpu.Seconds()/s.starvedFor.Seconds(), s.offered, s.taken, s.offered/s.taken,
+		s.sent, s.retries, s.st.MessagesIn, s.st.DroppedQueue, s.lastOut, s.lastIn, float64(s.peakRSS)/(1<<20), s.reports, s.warns, loadAvg())
+	require.LessOrEqual(t, s.cpu.Seconds(), 2*share*s.starvedFor.Seconds(), "the quota held the node")
+	return s
+}
+
+// recover lifts the quota and requires the node to handle everything
+// again: the backlog, then 2000 more messages with no drop, and
+// /diagnostics OK.
+func (s *starvedNode) recover(t *testing.T) {
+	require.NoError(t, s.quota.release(s.pid))
+	sent := s.sent
+	waitFor(t, 20*time.Second, "the backlog handled", func() bool {
+		st, ok := latest[*tamsg.TimestampEstimatorStatus](t, s.status, tamsg.TimestampEstimatorStatusTypeSupport)
+		return ok && st.MessagesIn+st.DroppedQueue == uint64(sent) && int(st.MessagesOut) == len(s.out.received())
+	})
+	st, _ := latest[*tamsg.TimestampEstimatorStatus](t, s.status, tamsg.TimestampEstimatorStatusTypeSupport)
+	dropped := st.DroppedQueue
+	s.publish(2000, time.Millisecond)
+	waitFor(t, 10*time.Second, "every message out again, none dropped", func() bool {
+		st, ok := latest[*tamsg.TimestampEstimatorStatus](t, s.status, tamsg.TimestampEstimatorStatusTypeSupport)
+		return ok && st.MessagesIn+st.DroppedQueue == uint64(s.sent) && int(st.MessagesOut) == len(s.out.received()) &&
+			lastFrame(s.out.received()) == s.sent-1
+	})
+	st, _ = latest[*tamsg.TimestampEstimatorStatus](t, s.status, tamsg.TimestampEstimatorStatusTypeSupport)
+	require.Equal(t, dropped, st.DroppedQueue, "no drop once the quota is gone")
+	s.diag.reset()
+	waitFor(t, 5*time.Second, "/diagnostics OK again", func() bool {
+		v, ok := diagValue(t, s.diag, "/"+s.name, "inbox.queued_messages")
+		return ok && v == "0" && lastLevel(t, s.diag, "/"+s.name) == diagmsg.DiagnosticStatus_OK
+	})
+}
+
+// peakRSS returns the peak resident set size of process pid in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
+}
+
 // TestStarvation: timestamp_estimator, pinned to a tenth of a core (a
 // cgroup CPU quota) while it is offered 20 kHz of Imu (reliable, keeping
-// all: several times what it can handle in that share), keeps serving
+// all: more than it can handle in that share), keeps serving
 // `ros2 param` and publishing /diagnostics, which names the backlog (WARN);
 // it drops the oldest waiting messages (counted in ~/status) rather than
 // fall behind, so what it publishes stays recent; with the quota lifted,
@@ -85,107 +227,25 @@ func TestStarvation(t *testing.T) {
 	if _, err := exec.LookPath("ros2"); err != nil {
 		t.Skip("ros2 CLI not on PATH")
 	}
-	quota, err := newCPUQuota(t, 0.1)
-	if err != nil {
-		t.Skipf("no CPU quota here: %v", err)
-	}
-	const name = "ta_starved"
-	node := start(t, "timestamp_estimator", append([]string{"--ros-args", "-r", "__node:=" + name,
-		"-r", "in:=/ta_test/starved_raw", "-r", "out:=/ta_test/starved", "-p", "message_type:=sensor_msgs/msg/Imu"}, keepAll...)...)
-	p := newPeerQoS(t, "/ta_test/starved_raw", "/ta_test/starved", "sensor_msgs/msg/Imu", 10, true)
-	status := newPeer(t, "/ta_test/unused_starved_status", "/"+name+"/status", "timealign/msg/TimestampEstimatorStatus")
-	diag := newPeer(t, "/ta_test/unused_starved_diag", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
-	waitDiscovered(t, p)
-	pid := node.cmd.Process.Pid
-
-	base := stamp.Time(time.Now().UnixNano())
-	const period = 50 * time.Microsecond // 20 kHz
-	sent, retries := 0, 0
-	publish := func(n int, every time.Duration) {
-		began := time.Now()
-		for j := range n {
-			if d := time.Until(began.Add(time.Duration(j) * every)); d > time.Millisecond {
-				time.Sleep(d)
-			}
-			m := pad4(cdrtest.Message(base.Add(time.Duration(sent)*period), frame(sent), 307))
-			for p.pub.PublishSerialized(m) != nil { // a reliable writer waiting for the node
-				retries++
-			}
-			sent++
-		}
-	}
-	publish(2000, 250*time.Microsecond) // warm: the estimator settles on the stream
-
-	require.NoError(t, quota.move(pid))
-	cpu0, starved, firstStarved := cpuTime(t, pid), time.Now(), sent
-	diag.reset()
-	type answer struct {
-		took time.Duration
-		out  string
-		err  error
-	}
-	answers := make(chan answer, 1)
-	go func() {
+	var took time.Duration
+	var out string
+	var perr error
+	s := starve(t, 0.1, func(s *starvedNode) {
 		time.Sleep(3 * time.Second) // into the backlog
 		began := time.Now()
-		out, err := ros2Param(t, "get", "/"+name, "inbox.max_messages")
-		answers <- answer{time.Since(began), out, err}
-	}()
-	publish(160_000, period) // 8 s
-	a := <-answers
-	cpu := cpuTime(t, pid) - cpu0
-	starvedFor := time.Since(starved)
-	lastIn := sent - 1
-	var lastOut int
-	waitFor(t, 5*time.Second, "an output", func() bool { lastOut = lastFrame(p.received()); return lastOut >= 0 })
-	st, ok := latest[*tamsg.TimestampEstimatorStatus](t, status, tamsg.TimestampEstimatorStatusTypeSupport)
-	require.True(t, ok, "a ~/status while starved")
-	reports, warns := 0, []string{}
-	for _, b := range diag.received() {
-		for _, s := range decode[*diagmsg.DiagnosticArray](t, b, diagmsg.DiagnosticArrayTypeSupport).Status {
-			if s.HardwareId == "/"+name {
-				reports++
-				if s.Level == diagmsg.DiagnosticStatus_WARN && !slices.Contains(warns, s.Message) {
-					warns = append(warns, s.Message)
-				}
-			}
-		}
-	}
-	t.Logf("load: starved (quota 10%% of a core) for %v: CPU %v (%.0f%%), %d sent (%d publish retries), %d in, %d dropped by the inbox, "+
-		"last out %d of %d; `ros2 param get` answered in %v; %d diagnostics, WARN: %q (load average %s)",
-		starvedFor.Round(time.Millisecond), cpu, 100*cpu.Seconds()/starvedFor.Seconds(), sent, retries, st.MessagesIn, st.DroppedQueue,
-		lastOut, lastIn, a.took.Round(time.Millisecond), reports, warns, loadAvg())
-	require.LessOrEqual(t, cpu.Seconds(), 0.2*starvedFor.Seconds(), "the quota held the node to about a tenth of a core")
-	require.NoError(t, a.err, a.out)
-	require.Equal(t, "Integer value is: 1024", strings.TrimSpace(a.out))
-	require.GreaterOrEqual(t, reports, int(starvedFor/time.Second)-3, "/diagnostics about once a second while starved")
-	require.NotEmpty(t, warns, "a WARN while starved")
-	require.True(t, strings.Contains(strings.Join(warns, "\n"), "backlog: ") || strings.Contains(strings.Join(warns, "\n"), "the inbox was full"),
-		"the WARN names the backlog: %q", warns)
-	require.Positive(t, st.DroppedQueue, "the node dropped what it could not handle")
-	rate := float64(lastIn-firstStarved) / starvedFor.Seconds() // what the test could publish
-	require.Greater(t, float64(lastOut), float64(lastIn)-rate, "the output within a second of the input: the oldest were dropped")
-
-	require.NoError(t, quota.release(pid))
-	waitFor(t, 20*time.Second, "the backlog handled", func() bool {
-		st, ok := latest[*tamsg.TimestampEstimatorStatus](t, status, tamsg.TimestampEstimatorStatusTypeSupport)
-		return ok && st.MessagesIn+st.DroppedQueue == uint64(sent) && int(st.MessagesOut) == len(p.received())
+		out, perr = ros2Param(t, "get", "/"+s.name, "inbox.max_messages")
+		took = time.Since(began)
 	})
-	st, _ = latest[*tamsg.TimestampEstimatorStatus](t, status, tamsg.TimestampEstimatorStatusTypeSupport)
-	dropped := st.DroppedQueue
-	publish(2000, time.Millisecond)
-	waitFor(t, 10*time.Second, "every message out again, none dropped", func() bool {
-		st, ok := latest[*tamsg.TimestampEstimatorStatus](t, status, tamsg.TimestampEstimatorStatusTypeSupport)
-		return ok && st.MessagesIn+st.DroppedQueue == uint64(sent) && int(st.MessagesOut) == len(p.received()) && lastFrame(p.received()) == sent-1
-	})
-	st, _ = latest[*tamsg.TimestampEstimatorStatus](t, status, tamsg.TimestampEstimatorStatusTypeSupport)
-	require.Equal(t, dropped, st.DroppedQueue, "no drop once the quota is gone")
-	diag.reset()
-	waitFor(t, 5*time.Second, "/diagnostics OK again", func() bool {
-		v, ok := diagValue(t, diag, "/"+name, "inbox.queued_messages")
-		return ok && v == "0" && lastLevel(t, diag, "/"+name) == diagmsg.DiagnosticStatus_OK
-	})
-	node.stop(t)
+	t.Logf("`ros2 param get` answered in %v", took.Round(time.Millisecond))
+	require.NoError(t, perr, out)
+	require.Equal(t, "Integer value is: 1024", strings.TrimSpace(out))
+	require.GreaterOrEqual(t, s.reports, int(s.starvedFor/time.Second)/2, "/diagnostics every second or two while starved")
+	all := strings.Join(s.warns, "\n")
+	require.True(t, strings.Contains(all, "backlog: ") || strings.Contains(all, "the inbox was full"), "a WARN names the backlog: %q", s.warns)
+	require.Positive(t, s.st.DroppedQueue, "the node dropped what it could not handle")
+	require.Greater(t, float64(s.lastOut), float64(s.lastIn)-s.offered, "the output within a second of the input: the oldest were dropped")
+	s.recover(t)
+	s.node.stop(t)
 }
 
 // lastLevel is the level of the newest diagnostic of hardware id fqn
