@@ -774,6 +774,20 @@ func channelTimes(ra io.ReaderAt, chunks []*mcap.ChunkIndex, id uint16) (first, 
 	return int64(lo), int64(hi), true
 }
 
+// mcapInfo is rd.Info, with a panic of the MCAP library on a corrupt
+// summary section turned into an error (errLexerPanic, as when reading):
+// the file is then read through instead. The library (v1.9.0) slices its
+// 32-byte buffer by a chunk's compression length in the summary section
+// unchecked; FuzzMCAP found it.
+func mcapInfo(rd *mcap.Reader) (info *mcap.Info, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			info, err = nil, fmt.Errorf("summary section: %w (%v)", errLexerPanic, r)
+		}
+	}()
+	return rd.Info()
+}
+
 // summarizeMCAP summarizes an MCAP file from its summary section, or
 // reads it through when it has none (or sizes asks for the topics' sizes,
 // which a summary does not hold).
@@ -786,7 +800,7 @@ func summarizeMCAP(path string, add addTopic, sk *Skipped, sizes bool) (fileSumm
 	rd, err := mcap.NewReader(fh)
 	var info *mcap.Info
 	if err == nil {
-		info, err = rd.Info()
+		info, err = mcapInfo(rd)
 	}
 	if err == nil && info.Statistics != nil && !sizes {
 		return mcapSummary(fh, info, add), nil
