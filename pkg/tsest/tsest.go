@@ -960,7 +960,7 @@ func (e *Estimator) checkChange(t stamp.Time, x, y float64, held bool) bool {
 	e.change.unsettled = e.st.PeriodChanges > 1 && float64(t.Sub(e.change.last)) < unsettledWindows*e.window
 	e.change.last = t
 	e.loss.pending = false
-	if e.ref.haveLat && (flooded || period > e.ref.latPeriod*1.01) {
+	if flooded || e.ref.haveLat && period > e.ref.latPeriod*1.01 {
 		// The latency was measured modulo a shorter period (a flood's:
 		// references placed on its dense samples): it cannot tell which
 		// of the longer period's samples a reference marks. Forgotten,

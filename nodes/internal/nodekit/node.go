@@ -741,10 +741,10 @@ func (n *Node) watchTypes(d *Diagnostic) {
 
 // backlog says whether msgs messages of bytes in all waiting in the inbox
 // at a report are a backlog worth a WARN: a quarter of either bound, in
-// more than a burst of 16 messages (or, in bytes, more than one). A node that keeps up empties
-// its inbox between reports; one short of CPU (a CPU quota, a busy
-// computer) holds a queue that grows to the bound and then drops its
-// oldest messages.
+// more than a burst of 16 messages (or, in bytes, more than one). A node
+// that keeps up empties its inbox between reports; one short of CPU (a
+// CPU quota, a busy computer) holds a queue that grows to the bound and
+// then drops its oldest messages.
 func backlog(msgs int, bytes int64, lim runtimeparams.Limits) bool {
 	return msgs > 16 && msgs >= lim.Messages/4 || msgs > 1 && bytes >= lim.Bytes/4
 }
