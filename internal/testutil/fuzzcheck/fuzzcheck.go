@@ -14,6 +14,7 @@ package fuzzcheck
 
 import (
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math"
 	"runtime"
@@ -70,9 +71,25 @@ func (t *T) Step(i int) { t.step.Store(int64(i)) }
 // fuzzer, the crashed worker's input is recorded as a failure; under go
 // test, the package fails. Failures and panics of work are reported as
 // usual, failures with the input named.
+//
+// The CPU deadline holds while fuzzing (-test.fuzz), where one input runs
+// at a time in its worker process. Under plain go test the seeds and the
+// committed corpus share the process with the package's other tests, run
+// in parallel, whose CPU the process count includes: there only
+// WallLimit holds.
 func Finish(tb testing.TB, describe func() string, work func(t *T)) {
 	tb.Helper()
-	finish(tb, Deadline, WallLimit, crash, describe, work)
+	cpu := Deadline
+	if !fuzzing() {
+		cpu = WallLimit
+	}
+	finish(tb, cpu, WallLimit, crash, describe, work)
+}
+
+// fuzzing reports whether the test binary runs with -test.fuzz.
+func fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
 }
 
 // crash panics on the watchdog's goroutine (the timer's), which no test
