@@ -833,3 +833,61 @@ func TestSummaryTopicTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptSummary: a finished MCAP file whose summary section is
+// damaged is read through, its messages all counted, and said to have a
+// corrupt summary; a file without any summary is not said to.
+func TestCorruptSummary(t *testing.T) {
+	whole := writeTestMCAP(t, 40, CompressionZSTD)
+	// The footer: opcode, length, summary start, summary offset start,
+	// CRC, then the closing magic.
+	const footerLen, magicLen = 1 + 8 + 8 + 8 + 4, 8
+	start := binary.LittleEndian.Uint64(whole[len(whole)-magicLen-20:])
+	require.NotZero(t, start, "the writer writes a summary")
+	for _, damage := range []struct {
+		name string
+		at   func(b []byte) // damages the summary section b
+	}{
+		{"flipped", func(b []byte) {
+			for i := range b {
+				b[i] ^= 0x5a
+			}
+		}},
+		{"zeroed", func(b []byte) { clear(b) }},
+		{"lengths", func(b []byte) { // each record's length says it runs past the file
+			for i := 1; i+8 <= len(b); i += 37 {
+				binary.LittleEndian.PutUint64(b[i:], 1<<40)
+			}
+		}},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			bad := slices.Clone(whole)
+			damage.at(bad[start : len(bad)-magicLen-footerLen])
+			b, err := Open(writeFile(t, t.TempDir(), "x.mcap", bad))
+			require.NoError(t, err)
+			s, err := b.Summarize()
+			require.NoError(t, err)
+			require.True(t, s.Scanned)
+			require.Len(t, s.CorruptSummaries, 1)
+			require.Contains(t, s.CorruptSummaries[0], "x.mcap: ")
+			require.Equal(t, uint64(40), s.MessageCount, "every message counted, read through")
+		})
+	}
+	t.Run("none", func(t *testing.T) {
+		var buf bytes.Buffer
+		w, err := NewMCAPWriter(&buf, WriterOptions{Compression: CompressionNone, ChunkSize: 4096})
+		require.NoError(t, err)
+		tp := &Topic{Name: "/imu", Type: "sensor_msgs/msg/Imu", SerializationFormat: "cdr"}
+		require.NoError(t, w.AddTopic(tp))
+		require.NoError(t, w.WriteMessage(&Message{Topic: tp, LogTime: 1e9, Data: []byte{0, 1, 0, 0, 7}}))
+		require.NoError(t, w.Close())
+		// Cut off after its last chunk: no summary, no footer.
+		cut := buf.Bytes()[:binary.LittleEndian.Uint64(buf.Bytes()[buf.Len()-magicLen-20:])]
+		b, err := Open(writeFile(t, t.TempDir(), "x.mcap", cut))
+		require.NoError(t, err)
+		s, err := b.Summarize()
+		require.NoError(t, err)
+		require.True(t, s.Scanned)
+		require.Empty(t, s.CorruptSummaries, "a file cut off is not a corrupt summary")
+	})
+}

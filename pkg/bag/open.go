@@ -533,6 +533,10 @@ type Summary struct {
 	// Scanned reports that a file had no usable summary and was read
 	// message by message.
 	Scanned bool
+	// CorruptSummaries are the files (base names) whose recorder finished
+	// them (the footer is there) but whose summary section could not be
+	// parsed, with why: they were read through instead (Scanned).
+	CorruptSummaries []string
 	// Skipped is what reading a file without a summary skipped, the files
 	// whose recorder did not finish them among it (Skipped.Cuts).
 	Skipped Skipped
@@ -602,6 +606,9 @@ func (b *Bag) summarize(sizes bool) (*Summary, error) {
 		default:
 			fs, err = summarizeMCAP(path, add, &s.Skipped, sizes)
 			s.Scanned = s.Scanned || fs.scanned
+			if fs.summaryErr != nil {
+				s.CorruptSummaries = append(s.CorruptSummaries, fmt.Sprintf("%s: %v", filepath.Base(path), fs.summaryErr))
+			}
 			if s.Compression == "" {
 				s.Compression = fs.compression
 			}
@@ -633,6 +640,9 @@ type fileSummary struct {
 	compression string
 	// scanned: an MCAP file without a usable summary was read through.
 	scanned bool
+	// summaryErr: the file is finished (its footer and closing magic are
+	// there) but its summary section is corrupt.
+	summaryErr error
 }
 
 // addTopic adds n messages of topic t, logged from start to end, of
@@ -808,6 +818,12 @@ func summarizeMCAP(path string, add addTopic, sk *Skipped, sizes bool) (fileSumm
 	// No summary (the recorder did not finish the file), or sizes asked
 	// for: read it.
 	fs := fileSummary{scanned: info == nil || info.Statistics == nil}
+	var unfinished *mcap.ErrBadMagic
+	if err != nil && !errors.As(err, &unfinished) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		// The footer is there (a file cut off while it was written has
+		// no closing magic): what follows it is damaged.
+		fs.summaryErr = err
+	}
 	if info != nil && len(info.ChunkIndexes) > 0 {
 		fs.compression = string(info.ChunkIndexes[0].Compression)
 	}

@@ -194,7 +194,10 @@ func summaryNotes(b *bag.Bag, s *bag.Summary, scanned bool) []readingNote {
 	for _, c := range s.Skipped.Cuts {
 		out = append(out, readingNote{Lost: c.Lost(), Text: c.String()})
 	}
-	if scanned && s.Scanned && len(s.Skipped.Cuts) == 0 {
+	for _, c := range s.CorruptSummaries {
+		out = append(out, readingNote{Text: "a corrupt summary section, the file was read through instead: " + c})
+	}
+	if scanned && s.Scanned && len(s.Skipped.Cuts) == 0 && len(s.CorruptSummaries) == 0 {
 		out = append(out, readingNote{Text: "a file has no summary section: it was read through"})
 	}
 	for _, err := range s.Skipped.Errors {
