@@ -147,6 +147,75 @@ func TestBurst(t *testing.T) {
 	node.stop(t)
 }
 
+// TestEmptyMessagesInAFlood: 10 000 Imu published at once (reliable,
+// keeping all), one in 50 of them an encapsulation-only message (4 bytes,
+// no Header), and among them, from a second publisher (best effort), one
+// in 101 a message of 0 bytes. The node counts every empty one that
+// reaches it as malformed (a 0-byte message may never reach it: the
+// middleware's doing), logs it at most once a second, and every good
+// message comes out or is counted as dropped by the inbox. (The 0-byte
+// messages come from a best-effort writer: from a reliable keep-all one,
+// Cyclone DDS's writer blocked in rcl_publish for good after them.)
+func TestEmptyMessagesInAFlood(t *testing.T) {
+	const n = 10_000
+	node := start(t, "timestamp_estimator", append([]string{"--ros-args", "-r", "__node:=ta_empty_flood",
+		"-r", "in:=/ta_test/empty_flood_raw", "-r", "out:=/ta_test/empty_flood", "-p", "message_type:=sensor_msgs/msg/Imu"}, keepAll...)...)
+	p := newPeerQoS(t, "/ta_test/empty_flood_raw", "/ta_test/empty_flood", "sensor_msgs/msg/Imu", 10, true)
+	status := newPeer(t, "/ta_test/unused_empty_flood_status", "/ta_empty_flood/status", "timealign/msg/TimestampEstimatorStatus")
+	zeros := newPeer(t, "/ta_test/empty_flood_raw", "/ta_test/unused_empty_flood", "sensor_msgs/msg/Imu")
+	waitDiscovered(t, p)
+	waitFor(t, 10*time.Second, "the second publisher matched", func() bool { k, err := zeros.pub.GetSubscriptionCount(); return err == nil && k > 0 })
+	base := stamp.Time(time.Now().UnixNano())
+	var good, encOnly, zero int
+	began := time.Now()
+	for i := range n {
+		var m []byte
+		switch {
+		case i == n-1: // the last is good: the end is seen
+			m = pad4(cdrtest.Message(base.Add(time.Duration(i)*time.Millisecond), frame(i), 307))
+			good++
+		case i%101 == 100:
+			require.NoError(t, zeros.pub.PublishSerialized([]byte{}))
+			zero++
+			continue
+		case i%50 == 49:
+			m = []byte{0, 1, 0, 0}
+			encOnly++
+		default:
+			m = pad4(cdrtest.Message(base.Add(time.Duration(i)*time.Millisecond), frame(i), 307))
+			good++
+		}
+		require.NoError(t, p.pub.PublishSerialized(m))
+	}
+	sent := time.Since(began)
+	var st *tamsg.TimestampEstimatorStatus
+	waitFor(t, 30*time.Second, "every message in or counted, every one taken in out", func() bool {
+		var ok bool
+		if st, ok = latest[*tamsg.TimestampEstimatorStatus](t, status, tamsg.TimestampEstimatorStatusTypeSupport); !ok {
+			return false
+		}
+		return st.MessagesIn+st.DroppedQueue >= uint64(n-zero) && st.MessagesIn == st.MessagesOut+st.DroppedMalformed &&
+			len(p.received()) == int(st.MessagesOut)
+	})
+	took := time.Since(began)
+	t.Logf("load: %d Imu, %d encapsulation-only and %d 0-byte messages at once (published in %v): %d out, %d malformed, %d dropped by the inbox (load average %s)",
+		good, encOnly, zero, sent.Round(time.Millisecond), st.MessagesOut, st.DroppedMalformed, st.DroppedQueue, loadAvg())
+	require.LessOrEqual(t, st.MessagesIn+st.DroppedQueue, uint64(n), "nothing counted twice")
+	require.LessOrEqual(t, st.DroppedMalformed, uint64(encOnly+zero))
+	require.LessOrEqual(t, st.MessagesOut, uint64(good))
+	if st.DroppedQueue == 0 {
+		require.GreaterOrEqual(t, st.DroppedMalformed, uint64(encOnly), "every encapsulation-only message counted")
+		require.GreaterOrEqual(t, st.MessagesOut, uint64(good), "every good message out")
+	}
+	for _, m := range p.received() {
+		require.GreaterOrEqual(t, frameIndex(m), 0, "only good messages out")
+	}
+	node.stop(t)
+	logs := strings.Count(node.output.String(), "dropped a malformed message on /ta_test/empty_flood_raw")
+	require.GreaterOrEqual(t, logs, 1)
+	require.LessOrEqual(t, logs, int(took.Seconds())+2, "logged at most once a second")
+}
+
 // TestHundredMegabytesOverDDS: a 100 MB message with a leading Header
 // goes through timestamp_estimator (reliable, keeping all) with the
 // default limits, every byte but the stamp as sent.

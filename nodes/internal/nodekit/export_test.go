@@ -13,3 +13,6 @@ func StepWallClock(cleanup func(func()), offset *atomic.Int64) {
 	wallOffset = func() time.Duration { return time.Duration(offset.Load()) }
 	cleanup(func() { wallOffset = prev })
 }
+
+// SeqGapsFollowed is how many publishers g follows.
+func SeqGapsFollowed(g *SeqGaps) int { return len(g.last) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -126,6 +127,7 @@ func (n *Node) reportPublishers(d *Diagnostic) {
 		if in.sub == nil {
 			continue
 		}
+		n.reportLost(d, in)
 		k := in.sub.Publishers()
 		if k < 0 {
 			continue
@@ -142,4 +144,25 @@ func (n *Node) reportPublishers(d *Diagnostic) {
 		}
 		in.publishers = k
 	}
+}
+
+// reportLost adds the messages of in lost before the node (where the
+// middleware numbers them) to the diagnostic and logs, once per report,
+// those lost since the last one: a WARN.
+func (n *Node) reportLost(d *Diagnostic, in *input) {
+	k := in.sub.Lost()
+	if k < 0 {
+		return
+	}
+	d.Add(in.name+".lost_before_node", k)
+	if k > in.lost {
+		why := "the network or the publisher's own queue lost them"
+		if in.QoS.History != qos.KeepAll {
+			why = fmt.Sprintf("the node fell behind and the middleware's queue (keep-last, qos.in.depth %d) was overwritten, or %s", in.QoS.Depth, why)
+		}
+		n.log(LogWarn, fmt.Sprintf("%s: %d messages lost before the node (their publisher numbered them, they never came): %s",
+			in.name, k-in.lost, why))
+		d.Raise(Warn, fmt.Sprintf("input %s: messages lost before the node", in.name))
+	}
+	in.lost = k
 }

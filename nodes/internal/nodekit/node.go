@@ -107,8 +107,9 @@ type input struct {
 	foreign    string // publishers of other types on the topic, as last reported
 
 	sub          Subscription
-	publishers   int  // matched publishers at the last report
-	hadPublisher bool // some publisher was matched once
+	publishers   int   // matched publishers at the last report
+	lost         int64 // messages lost before the node at the last report
+	hadPublisher bool  // some publisher was matched once
 	jump         stamp.JumpDetector
 }
 

@@ -1042,3 +1042,57 @@ func TestTypeChange(t *testing.T) {
 		require.Equal(t, 0, node.stop())
 	})
 }
+
+// TestLostBeforeNode: messages the middleware numbered but never handed
+// over (gaps in a publisher's sequence numbers) are counted per input in
+// /diagnostics, logged once per report with the input's queue and make it
+// WARN; a second without losses is OK again. Where the middleware does not
+// number messages, nothing is said of them.
+func TestLostBeforeNode(t *testing.T) {
+	for _, numbered := range []bool{true, false} {
+		t.Run(fmt.Sprintf("numbered=%v", numbered), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := memros.New()
+				if !numbered {
+					g.Unnumbered()
+				}
+				diagnostics := g.Record("/diagnostics")
+				core := &echo{}
+				node := start(t, g, echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X"}}))
+				synctest.Wait()
+				pub := g.Advertise("/in0", "x_msgs/msg/X")
+				require.NoError(t, pub.Publish(msg(1, 100)))
+				g.LoseMessages("/in0", 7)
+				require.NoError(t, pub.Publish(msg(2, 100)))
+				time.Sleep(1100 * time.Millisecond)
+				synctest.Wait()
+				d := lastDiag(t, diagnostics)
+				tr := g.Node("/echo")
+				if !numbered {
+					require.NotContains(t, d.values, "/in0.lost_before_node")
+					require.Equal(t, nodekit.OK, d.level, d.message)
+					require.Equal(t, 0, logged(tr, nodekit.LogWarn, "lost before the node"))
+					require.Equal(t, 0, node.stop())
+					return
+				}
+				require.Equal(t, "7", d.values["/in0.lost_before_node"])
+				require.Equal(t, nodekit.Warn, d.level)
+				require.Equal(t, "input /in0: messages lost before the node", d.message)
+				require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in0: 7 messages lost before the node (their publisher numbered them, they never came): "+
+					"the node fell behind and the middleware's queue (keep-last, qos.in.depth"))
+				time.Sleep(time.Second)
+				synctest.Wait()
+				d = lastDiag(t, diagnostics)
+				require.Equal(t, nodekit.OK, d.level, "no loss in the last second: %s", d.message)
+				require.Equal(t, "7", d.values["/in0.lost_before_node"], "the count stays")
+				g.LoseMessages("/in0", 2)
+				time.Sleep(time.Second)
+				synctest.Wait()
+				require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in0: 2 messages lost before the node"))
+				require.Equal(t, "9", lastDiag(t, diagnostics).values["/in0.lost_before_node"])
+				require.Len(t, core.messages(), 2, "no message taken away")
+				require.Equal(t, 0, node.stop())
+			})
+		})
+	}
+}

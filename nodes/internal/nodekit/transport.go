@@ -52,6 +52,10 @@ type Subscription interface {
 	// subscription now (the subscription's own side of the match), or -1
 	// if the middleware cannot tell.
 	Publishers() int
+	// Lost returns how many messages its publishers sent that never
+	// reached the subscription (gaps in each publisher's sequence numbers:
+	// see [SeqGaps]), or -1 if the middleware does not number them.
+	Lost() int64
 }
 
 // OwnedPublisher is a Publisher whose transport may reuse the bytes of a

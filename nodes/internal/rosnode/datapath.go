@@ -93,13 +93,22 @@ static rcl_ret_t ta_wait(ta_data *d, rcl_subscription_t **subs, size_t n, uint8_
 }
 
 // ta_take takes one serialized message of s into d->buf (which grows to
-// the largest message taken, see ta_shrink).
-static rcl_ret_t ta_take(ta_data *d, rcl_subscription_t *s, size_t *len, int64_t *received) {
+// the largest message taken, see ta_shrink), with its reception time, its
+// publisher's sequence number (RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED
+// where the RMW does not number messages) and a hash of its publisher's
+// GID (FNV-1a).
+static rcl_ret_t ta_take(ta_data *d, rcl_subscription_t *s, size_t *len, int64_t *received, uint64_t *seq, uint64_t *pub) {
 	rmw_message_info_t info = rmw_get_zero_initialized_message_info();
 	rcl_ret_t rc = rcl_take_serialized_message(s, &d->buf, &info, NULL);
 	if (rc == RCL_RET_OK) {
 		*len = d->buf.buffer_length;
 		*received = info.received_timestamp;
+		*seq = info.publication_sequence_number;
+		uint64_t h = 14695981039346656037ULL;
+		for (size_t i = 0; i < RMW_GID_STORAGE_SIZE; i++) {
+			h = (h ^ info.publisher_gid.data[i]) * 1099511628211ULL;
+		}
+		*pub = h;
 	}
 	return rc;
 }
@@ -175,6 +184,7 @@ type dataLoop struct {
 type dataSub struct {
 	rcl     *C.rcl_subscription_t
 	deliver func([]byte, stamp.Time)
+	gaps    *nodekit.SeqGaps // the messages its publishers numbered that never came
 }
 
 // shrinkAfter is how long the take buffer keeps memory above what the
@@ -203,7 +213,7 @@ func newDataLoop(ctx *rclgo.Context, pool *nodekit.BufPool) (*dataLoop, error) {
 }
 
 // add adds a subscription that rclgo made (and no rclgo wait set waits on).
-func (l *dataLoop) add(sub *rclgo.Subscription, deliver func([]byte, stamp.Time)) error {
+func (l *dataLoop) add(sub *rclgo.Subscription, deliver func([]byte, stamp.Time), gaps *nodekit.SeqGaps) error {
 	h := handle(sub, "rcl_subscription_t")
 	if h == nil {
 		return errors.New("rclgo: no rcl subscription handle (rclgo changed: see rosnode/datapath.go)")
@@ -213,7 +223,7 @@ func (l *dataLoop) add(sub *rclgo.Subscription, deliver func([]byte, stamp.Time)
 	if l.closed {
 		return errors.New("the node is shutting down")
 	}
-	l.subs = append(l.subs, dataSub{rcl: (*C.rcl_subscription_t)(h), deliver: deliver})
+	l.subs = append(l.subs, dataSub{rcl: (*C.rcl_subscription_t)(h), deliver: deliver, gaps: gaps})
 	l.changed = true
 	C.rcl_trigger_guard_condition(&l.d.gc)
 	return nil
@@ -293,7 +303,8 @@ func (l *dataLoop) take(s dataSub) int {
 	for range 64 {
 		var n C.size_t
 		var received C.int64_t
-		rc := C.ta_take(l.d, s.rcl, &n, &received)
+		var seq, pub C.uint64_t
+		rc := C.ta_take(l.d, s.rcl, &n, &received, &seq, &pub)
 		if rc != C.RCL_RET_OK {
 			if rc != C.RCL_RET_SUBSCRIPTION_TAKE_FAILED {
 				C.rcutils_reset_error() // a broken take is a lost message: the inbox's counts do not see it
@@ -303,6 +314,7 @@ func (l *dataLoop) take(s dataSub) int {
 		b := l.pool.Get(int(n))
 		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(l.d.buf.buffer)), int(n)))
 		largest = max(largest, int(n))
+		s.gaps.Take(uint64(pub), uint64(seq))
 		// Humble's Cyclone RMW leaves the reception time at 0 (1970):
 		// then the node's clock stands in.
 		s.deliver(b, stamp.Time(received))

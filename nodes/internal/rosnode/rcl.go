@@ -150,13 +150,22 @@ func (t *transport) Subscribe(topic, msgType string, q qos.Profile, deliver func
 	if err != nil {
 		return nil, fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
 	}
-	if err := t.data.add(sub, deliver); err != nil {
+	gaps := &nodekit.SeqGaps{}
+	if err := t.data.add(sub, deliver, gaps); err != nil {
 		return nil, fmt.Errorf("subscribe %s: %w", topic, err)
 	}
-	return subscription{sub}, nil
+	return subscription{sub, gaps}, nil
 }
 
-type subscription struct{ s *rclgo.Subscription }
+type subscription struct {
+	s    *rclgo.Subscription
+	gaps *nodekit.SeqGaps
+}
+
+// Lost implements nodekit.Subscription: the gaps in the sequence numbers
+// of the messages taken (Fast DDS numbers them; Cyclone DDS's RMW does
+// not: -1).
+func (s subscription) Lost() int64 { return s.gaps.Lost() }
 
 // Publishers implements nodekit.Subscription (rcl_subscription_get_publisher_count).
 func (s subscription) Publishers() int {

@@ -45,6 +45,8 @@ type Graph struct {
 	notInstalled map[string]bool
 	events       []params.EventMsg
 	history      []string
+	lost         map[string]int64 // by topic: LoseMessages
+	unnumbered   bool
 }
 
 // New returns an empty graph.
@@ -378,6 +380,38 @@ func (s *subscription) Publishers() int {
 		}
 	}
 	return n
+}
+
+// Lost implements nodekit.Subscription: what LoseMessages said, or -1
+// after Unnumbered.
+func (s *subscription) Lost() int64 {
+	g := s.t.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.unnumbered {
+		return -1
+	}
+	return g.lost[s.topic]
+}
+
+// LoseMessages makes the middleware say that n more messages on topic
+// were lost before their subscriptions (every subscription's Lost counts
+// them); none is delivered or taken away.
+func (g *Graph) LoseMessages(topic string, n int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lost == nil {
+		g.lost = map[string]int64{}
+	}
+	g.lost[topic] += n
+}
+
+// Unnumbered makes the middleware one that does not number messages:
+// every subscription's Lost is -1 (as on Cyclone DDS).
+func (g *Graph) Unnumbered() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.unnumbered = true
 }
 
 // Publisher implements nodekit.Transport.
