@@ -218,6 +218,27 @@ func (s *starvedNode) recover(t *testing.T) {
 		v, ok := diagValue(t, s.diag, "/"+s.name, "inbox.queued_messages")
 		return ok && v == "0" && lastLevel(t, s.diag, "/"+s.name) == diagmsg.DiagnosticStatus_OK
 	})
+	// Every message sent is accounted for: taken in, dropped by the inbox
+	// or, where the middleware numbers messages, lost before the node.
+	st, _ = latest[*tamsg.TimestampEstimatorStatus](t, s.status, tamsg.TimestampEstimatorStatusTypeSupport)
+	v, numbered := diagValue(t, s.diag, "/"+s.name, "/ta_test/starved_raw.lost_before_node")
+	if !numbered {
+		t.Logf("load: %d sent, %d in, %d dropped by the inbox; %d lost before the node, not counted: the RMW does not number messages",
+			s.sent, st.MessagesIn, st.DroppedQueue, uint64(s.sent)-st.MessagesIn-st.DroppedQueue)
+		return
+	}
+	lost, err := strconv.ParseUint(v, 10, 64)
+	require.NoError(t, err)
+	t.Logf("load: %d sent, %d in, %d dropped by the inbox, %d lost before the node (counted from the sequence numbers)",
+		s.sent, st.MessagesIn, st.DroppedQueue, lost)
+	// (But the first few, sent before the node's side of the match: see
+	// maxLateStart.)
+	accounted := st.MessagesIn + st.DroppedQueue + lost
+	require.LessOrEqual(t, accounted, uint64(s.sent), "nothing counted twice")
+	require.GreaterOrEqual(t, accounted+maxLateStart, uint64(s.sent), "every message sent accounted for")
+	if st.MessagesIn+st.DroppedQueue < uint64(s.sent) {
+		require.Contains(t, s.node.output.String(), "messages lost before the node", "logged")
+	}
 }
 
 // peakRSS returns the peak resident set size of process pid in bytes.
