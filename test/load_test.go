@@ -560,21 +560,6 @@ func cpuTime(t *testing.T, pid int) time.Duration {
 // every Linux architecture Go supports.
 const clockTicks = 100
 
-// rss returns the resident set size of process pid in bytes.
-func rss(t *testing.T, pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	require.NoError(t, err)
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
-}
-
 // silence is how long TestSilentInputMemory keeps an input silent:
 // TIMEALIGN_SILENCE (a Go duration), a minute by default.
 func silence(t *testing.T) time.Duration {

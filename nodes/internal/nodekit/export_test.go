@@ -16,3 +16,6 @@ func StepWallClock(cleanup func(func()), offset *atomic.Int64) {
 
 // SeqGapsFollowed is how many publishers g follows.
 func SeqGapsFollowed(g *SeqGaps) int { return len(g.last) }
+
+// WaitsFollowed is how many publishers w follows.
+func WaitsFollowed(w *Waits) int { return len(w.pubs) }

@@ -128,6 +128,7 @@ func (n *Node) reportPublishers(d *Diagnostic) {
 			continue
 		}
 		n.reportLost(d, in)
+		n.reportWaits(d, in)
 		k := in.sub.Publishers()
 		if k < 0 {
 			continue
@@ -145,6 +146,65 @@ func (n *Node) reportPublishers(d *Diagnostic) {
 		in.publishers = k
 	}
 }
+
+// backlogWait is how long a message may wait in the middleware before the
+// node takes it, beyond its publisher's least transit, before the node
+// says it falls behind (see [Waits]): well above a reliable repair's
+// round trip, well below a second of a stream the node cannot keep up
+// with.
+const backlogWait = 500 * time.Millisecond
+
+// reportWaits adds how long in's messages waited in the middleware since
+// the last report (where the middleware gives send times) to the
+// diagnostic; past backlogWait the node falls behind where the inbox
+// cannot see it (its CPU short, a flood it takes no faster than it
+// handles): logged once per report, and a WARN naming the backlog.
+func (n *Node) reportWaits(d *Diagnostic, in *input) {
+	n.reportFullTakes(d, in)
+	w, ok := in.sub.Waited()
+	if !ok {
+		return
+	}
+	d.Add(in.name+".middleware_wait_sec", fmt.Sprintf("%.3f", w.Seconds()))
+	if w <= backlogWait {
+		return
+	}
+	queue := "its reliable keep-all queue holds them back from the publisher"
+	if in.QoS.History != qos.KeepAll {
+		queue = fmt.Sprintf("what its keep-last queue (qos.in.depth %d) cannot hold is dropped there, unseen by the node", in.QoS.Depth)
+	}
+	n.log(LogWarn, fmt.Sprintf("%s: messages waited up to %.2f s in the middleware before the node took them: the node falls behind (short of CPU, or a flood); %s",
+		in.name, w.Seconds(), queue))
+	d.Raise(Warn, fmt.Sprintf("backlog: input %s: messages wait %.2f s in the middleware", in.name, w.Seconds()))
+}
+
+// reportFullTakes adds the takes of in that found the middleware's queue
+// at its limit to the diagnostic; when most of a report's takes did (at
+// least fullTakesWarn), the node is behind where its inbox cannot see it
+// (it takes no faster than it handles) and a keep-last queue drops the
+// oldest unseen: logged once per report, and a WARN naming the backlog.
+func (n *Node) reportFullTakes(d *Diagnostic, in *input) {
+	full, all := in.sub.Takes()
+	if all < 0 {
+		return
+	}
+	in.fullTakes += full
+	d.Add(in.name+".middleware_queue_full", in.fullTakes)
+	if full < fullTakesWarn || 2*full <= all {
+		return
+	}
+	what := fmt.Sprintf("the keep-last queue there (qos.in.depth %d) drops the oldest, unseen by the node", in.QoS.Depth)
+	if in.QoS.History == qos.KeepAll {
+		what = "its keep-all queue makes a reliable publisher wait"
+	}
+	n.log(LogWarn, fmt.Sprintf("%s: %d of %d takes found the middleware's queue full: the node falls behind (short of CPU, or a flood); %s",
+		in.name, full, all, what))
+	d.Raise(Warn, fmt.Sprintf("backlog: input %s: the middleware's queue is full", in.name))
+}
+
+// fullTakesWarn is the least number of full takes in a report that can
+// make it WARN.
+const fullTakesWarn = 10
 
 // reportLost adds the messages of in lost before the node (where the
 // middleware numbers them) to the diagnostic and logs, once per report,

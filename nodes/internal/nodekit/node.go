@@ -109,6 +109,7 @@ type input struct {
 	sub          Subscription
 	publishers   int   // matched publishers at the last report
 	lost         int64 // messages lost before the node at the last report
+	fullTakes    int64 // takes that found the middleware's queue at its limit
 	hadPublisher bool  // some publisher was matched once
 	jump         stamp.JumpDetector
 }

@@ -1096,3 +1096,70 @@ func TestLostBeforeNode(t *testing.T) {
 		})
 	}
 }
+
+// TestMiddlewareWait: where the middleware says when messages were sent,
+// how long they waited before the node took them is in /diagnostics per
+// input; a wait past half a second (a node behind, its queue in the
+// middleware) is logged once per report and makes it WARN, naming the
+// backlog; once the node keeps up it is OK again. Where it does not say,
+// nothing is.
+func TestMiddlewareWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		diagnostics := g.Record("/diagnostics")
+		core := &echo{}
+		node := start(t, g, echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X"}}))
+		synctest.Wait()
+		pub := g.Advertise("/in0", "x_msgs/msg/X")
+		require.NoError(t, pub.Publish(msg(1, 100)))
+		time.Sleep(1100 * time.Millisecond)
+		synctest.Wait()
+		d := lastDiag(t, diagnostics)
+		require.NotContains(t, d.values, "/in0.middleware_wait_sec", "no send times: nothing said")
+
+		g.Wait("/in0", 20*time.Millisecond) // a reliable repair: no backlog
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d = lastDiag(t, diagnostics)
+		require.Equal(t, "0.020", d.values["/in0.middleware_wait_sec"])
+		require.Equal(t, nodekit.OK, d.level, d.message)
+
+		g.Wait("/in0", 930*time.Millisecond)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d = lastDiag(t, diagnostics)
+		tr := g.Node("/echo")
+		require.Equal(t, "0.930", d.values["/in0.middleware_wait_sec"])
+		require.Equal(t, nodekit.Warn, d.level)
+		require.Equal(t, "backlog: input /in0: messages wait 0.93 s in the middleware", d.message)
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in0: messages waited up to 0.93 s in the middleware before the node took them: "+
+			"the node falls behind (short of CPU, or a flood); what its keep-last queue (qos.in.depth"))
+
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d = lastDiag(t, diagnostics)
+		require.Equal(t, "0.000", d.values["/in0.middleware_wait_sec"])
+		require.Equal(t, nodekit.OK, d.level, "caught up: %s", d.message)
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "in the middleware before the node took them"), "logged once")
+
+		// Takes that find the queue full: a few in a burst say nothing,
+		// most of a second's do.
+		require.NotContains(t, d.values, "/in0.middleware_queue_full", "not told: nothing said")
+		g.FullTakes("/in0", 12, 900)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d = lastDiag(t, diagnostics)
+		require.Equal(t, "12", d.values["/in0.middleware_queue_full"])
+		require.Equal(t, nodekit.OK, d.level, "a burst: %s", d.message)
+		g.FullTakes("/in0", 300, 310)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d = lastDiag(t, diagnostics)
+		require.Equal(t, "312", d.values["/in0.middleware_queue_full"], "counted since the start")
+		require.Equal(t, nodekit.Warn, d.level)
+		require.Equal(t, "backlog: input /in0: the middleware's queue is full", d.message)
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in0: 300 of 310 takes found the middleware's queue full: the node falls behind (short of CPU, or a flood); "+
+			"the keep-last queue there (qos.in.depth"))
+		require.Equal(t, 0, node.stop())
+	})
+}

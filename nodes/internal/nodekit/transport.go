@@ -2,6 +2,7 @@ package nodekit
 
 import (
 	"context"
+	"time"
 
 	"github.com/timealign/timealign/pkg/params"
 	"github.com/timealign/timealign/pkg/qos"
@@ -56,6 +57,15 @@ type Subscription interface {
 	// reached the subscription (gaps in each publisher's sequence numbers:
 	// see [SeqGaps]), or -1 if the middleware does not number them.
 	Lost() int64
+	// Waited returns the longest a message waited in the middleware
+	// before the node took it, since the last call (see [Waits]); ok is
+	// false if the middleware does not say when messages were sent.
+	Waited() (wait time.Duration, ok bool)
+	// Takes returns how many of the transport's takes found the
+	// middleware's queue at its limit (a keep-last queue's depth, or the
+	// most one take handles) and how many there were, since the last
+	// call; all is -1 if the transport cannot tell.
+	Takes() (full, all int64)
 }
 
 // OwnedPublisher is a Publisher whose transport may reuse the bytes of a

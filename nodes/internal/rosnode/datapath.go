@@ -16,7 +16,6 @@ package rosnode
 
 /*
 #cgo LDFLAGS: -lrcl -lrmw -lrcutils
-#include <stdlib.h>
 #include <string.h>
 #include <rcl/rcl.h>
 #include <rcl/wait.h>
@@ -95,15 +94,17 @@ static rcl_ret_t ta_wait(ta_data *d, rcl_subscription_t **subs, size_t n, uint8_
 // ta_take takes one serialized message of s into d->buf (which grows to
 // the largest message taken, see ta_shrink), with its reception time, its
 // publisher's sequence number (RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED
-// where the RMW does not number messages) and a hash of its publisher's
-// GID (FNV-1a).
-static rcl_ret_t ta_take(ta_data *d, rcl_subscription_t *s, size_t *len, int64_t *received, uint64_t *seq, uint64_t *pub) {
+// where the RMW does not number messages), the time its writer stamped it
+// with (0 where the RMW does not say) and a hash of its publisher's GID
+// (FNV-1a).
+static rcl_ret_t ta_take(ta_data *d, rcl_subscription_t *s, size_t *len, int64_t *received, uint64_t *seq, int64_t *sent, uint64_t *pub) {
 	rmw_message_info_t info = rmw_get_zero_initialized_message_info();
 	rcl_ret_t rc = rcl_take_serialized_message(s, &d->buf, &info, NULL);
 	if (rc == RCL_RET_OK) {
 		*len = d->buf.buffer_length;
 		*received = info.received_timestamp;
 		*seq = info.publication_sequence_number;
+		*sent = info.source_timestamp;
 		uint64_t h = 14695981039346656037ULL;
 		for (size_t i = 0; i < RMW_GID_STORAGE_SIZE; i++) {
 			h = (h ^ info.publisher_gid.data[i]) * 1099511628211ULL;
@@ -145,6 +146,7 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 
 	"github.com/timealign/timealign/nodes/internal/nodekit"
+	"github.com/timealign/timealign/pkg/qos"
 	"github.com/timealign/timealign/pkg/stamp"
 )
 
@@ -172,8 +174,9 @@ func handle(v any, field string) unsafe.Pointer {
 // node, on the goroutine that runs it, and hands each to its subscriber's
 // deliver.
 type dataLoop struct {
-	d    *C.ta_data // C memory: rcl keeps pointers into it
-	pool *nodekit.BufPool
+	d     *C.ta_data // C memory: rcl keeps pointers into it
+	pool  *nodekit.BufPool
+	epoch time.Time // the monotonic clock's origin for Waits
 
 	mu      sync.Mutex
 	subs    []dataSub // every subscription, in order of subscribing
@@ -185,6 +188,8 @@ type dataSub struct {
 	rcl     *C.rcl_subscription_t
 	deliver func([]byte, stamp.Time)
 	gaps    *nodekit.SeqGaps // the messages its publishers numbered that never came
+	waits   *nodekit.Waits   // how long its messages waited in the middleware
+	limit   int              // a take of this many found the queue full (min(depth, maxTake) keeping last)
 }
 
 // shrinkAfter is how long the take buffer keeps memory above what the
@@ -203,7 +208,7 @@ func newDataLoop(ctx *rclgo.Context, pool *nodekit.BufPool) (*dataLoop, error) {
 	if rctx == nil {
 		return nil, errors.New("rclgo: no rcl context handle (rclgo changed: see rosnode/datapath.go)")
 	}
-	l := &dataLoop{d: (*C.ta_data)(C.calloc(1, C.sizeof_ta_data)), pool: pool}
+	l := &dataLoop{d: (*C.ta_data)(C.calloc(1, C.sizeof_ta_data)), pool: pool, epoch: time.Now()}
 	if rc := C.ta_init(l.d, (*C.rcl_context_t)(rctx)); rc != C.RCL_RET_OK {
 		err := rclError("data wait set", rc)
 		l.close()
@@ -213,7 +218,7 @@ func newDataLoop(ctx *rclgo.Context, pool *nodekit.BufPool) (*dataLoop, error) {
 }
 
 // add adds a subscription that rclgo made (and no rclgo wait set waits on).
-func (l *dataLoop) add(sub *rclgo.Subscription, deliver func([]byte, stamp.Time), gaps *nodekit.SeqGaps) error {
+func (l *dataLoop) add(sub *rclgo.Subscription, q qos.Profile, deliver func([]byte, stamp.Time), gaps *nodekit.SeqGaps, waits *nodekit.Waits) error {
 	h := handle(sub, "rcl_subscription_t")
 	if h == nil {
 		return errors.New("rclgo: no rcl subscription handle (rclgo changed: see rosnode/datapath.go)")
@@ -223,7 +228,7 @@ func (l *dataLoop) add(sub *rclgo.Subscription, deliver func([]byte, stamp.Time)
 	if l.closed {
 		return errors.New("the node is shutting down")
 	}
-	l.subs = append(l.subs, dataSub{rcl: (*C.rcl_subscription_t)(h), deliver: deliver, gaps: gaps})
+	l.subs = append(l.subs, dataSub{rcl: (*C.rcl_subscription_t)(h), deliver: deliver, gaps: gaps, waits: waits, limit: takeLimit(q)})
 	l.changed = true
 	C.rcl_trigger_guard_condition(&l.d.gc)
 	return nil
@@ -299,12 +304,14 @@ func (l *dataLoop) run(ctx context.Context) error {
 // into a slice of its own (a big one reused from the pool: see
 // publisher.PublishOwned), which deliver then owns.
 func (l *dataLoop) take(s dataSub) int {
-	largest := 0
-	for range 64 {
+	largest, taken := 0, 0
+	defer func() { s.waits.Batch(taken, s.limit) }()
+	for range maxTake {
 		var n C.size_t
 		var received C.int64_t
 		var seq, pub C.uint64_t
-		rc := C.ta_take(l.d, s.rcl, &n, &received, &seq, &pub)
+		var sent C.int64_t
+		rc := C.ta_take(l.d, s.rcl, &n, &received, &seq, &sent, &pub)
 		if rc != C.RCL_RET_OK {
 			if rc != C.RCL_RET_SUBSCRIPTION_TAKE_FAILED {
 				C.rcutils_reset_error() // a broken take is a lost message: the inbox's counts do not see it
@@ -315,12 +322,27 @@ func (l *dataLoop) take(s dataSub) int {
 		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(l.d.buf.buffer)), int(n)))
 		largest = max(largest, int(n))
 		s.gaps.Take(uint64(pub), uint64(seq))
+		now := time.Now()
+		s.waits.Take(uint64(pub), stamp.Time(sent), stamp.Time(now.UnixNano()), now.Sub(l.epoch))
 		// Humble's Cyclone RMW leaves the reception time at 0 (1970):
 		// then the node's clock stands in.
 		s.deliver(b, stamp.Time(received))
+		taken++
 	}
 	return largest
 }
+
+// takeLimit is the number of messages a take of a subscription of QoS q
+// finds when its queue is full: a keep-last queue's depth, or maxTake.
+func takeLimit(q qos.Profile) int {
+	if q.History != qos.KeepAll && q.Depth > 0 && q.Depth < maxTake {
+		return q.Depth
+	}
+	return maxTake
+}
+
+// maxTake is the most messages one take handles.
+const maxTake = 64
 
 // close frees the wait set, the guard condition and the take buffer; the
 // loop must not run.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/tiiuae/rclgo/pkg/rclgo"
@@ -150,21 +151,32 @@ func (t *transport) Subscribe(topic, msgType string, q qos.Profile, deliver func
 	if err != nil {
 		return nil, fmt.Errorf("subscribe %s: %w", topic, cleanErr(err))
 	}
-	gaps := &nodekit.SeqGaps{}
-	if err := t.data.add(sub, deliver, gaps); err != nil {
+	gaps, waits := &nodekit.SeqGaps{}, &nodekit.Waits{}
+	if err := t.data.add(sub, q, deliver, gaps, waits); err != nil {
 		return nil, fmt.Errorf("subscribe %s: %w", topic, err)
 	}
-	return subscription{sub, gaps}, nil
+	return subscription{sub, gaps, waits}, nil
 }
 
 type subscription struct {
-	s    *rclgo.Subscription
-	gaps *nodekit.SeqGaps
+	s     *rclgo.Subscription
+	gaps  *nodekit.SeqGaps
+	waits *nodekit.Waits
 }
+
+// Waited implements nodekit.Subscription: how long the messages taken
+// waited in the middleware, from their writers' source timestamps (Cyclone
+// DDS and Fast DDS give them).
+func (s subscription) Waited() (time.Duration, bool) { return s.waits.Worst() }
+
+// Takes implements nodekit.Subscription: the data loop's takes of the
+// subscription that found its queue at the limit.
+func (s subscription) Takes() (full, all int64) { return s.waits.Takes() }
 
 // Lost implements nodekit.Subscription: the gaps in the sequence numbers
 // of the messages taken (Fast DDS numbers them; Cyclone DDS's RMW does
-// not: -1).
+// not: -1; its message-lost event, DDS's SAMPLE_LOST, stayed at 0 while a
+// starved node's keep-last queue lost 100 000 Imu, so it is not used).
 func (s subscription) Lost() int64 { return s.gaps.Lost() }
 
 // Publishers implements nodekit.Subscription (rcl_subscription_get_publisher_count).

@@ -45,7 +45,9 @@ type Graph struct {
 	notInstalled map[string]bool
 	events       []params.EventMsg
 	history      []string
-	lost         map[string]int64 // by topic: LoseMessages
+	lost         map[string]int64         // by topic: LoseMessages
+	waits        map[string]time.Duration // by topic: Wait, until a subscription's Waited reads it
+	takes        map[string][2]int64      // by topic: FullTakes, until a subscription's Takes reads it
 	unnumbered   bool
 }
 
@@ -392,6 +394,57 @@ func (s *subscription) Lost() int64 {
 		return -1
 	}
 	return g.lost[s.topic]
+}
+
+// Waited implements nodekit.Subscription: what Wait said of the topic
+// since the last call (0 when it said nothing since), or nothing before
+// Wait, as a middleware that gives no send times.
+func (s *subscription) Waited() (time.Duration, bool) {
+	g := s.t.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d, ok := g.waits[s.topic]
+	if ok {
+		g.waits[s.topic] = 0
+	}
+	return d, ok
+}
+
+// Takes implements nodekit.Subscription: what FullTakes said of the
+// topic since the last call, or -1 (memros delivers each message at
+// once: it has no queue).
+func (s *subscription) Takes() (full, all int64) {
+	g := s.t.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.takes[s.topic]
+	if !ok {
+		return 0, -1
+	}
+	delete(g.takes, s.topic)
+	return t[0], t[1]
+}
+
+// FullTakes makes the middleware say that full of all its takes on topic
+// found the queue at its limit (for the next report).
+func (g *Graph) FullTakes(topic string, full, all int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.takes == nil {
+		g.takes = map[string][2]int64{}
+	}
+	g.takes[topic] = [2]int64{full, all}
+}
+
+// Wait makes the middleware say that a message on topic waited d in its
+// queue before the node took it (for the next report).
+func (g *Graph) Wait(topic string, d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.waits == nil {
+		g.waits = map[string]time.Duration{}
+	}
+	g.waits[topic] = d
 }
 
 // LoseMessages makes the middleware say that n more messages on topic
