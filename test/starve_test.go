@@ -312,6 +312,8 @@ func TestFloodTenfold(t *testing.T) {
 	t.Logf("load: capacity %.0f Imu/s with %.0f%% of a core, offered %.0f/s: %.1f× its capacity; RSS %.1f MB at the start, peak %.1f MB",
 		s.taken, 100*share, s.offered, s.offered/s.taken, float64(rss0)/(1<<20), float64(s.peakRSS)/(1<<20))
 	require.GreaterOrEqual(t, s.offered/s.taken, 10.0, "a flood of ten times the node's capacity")
+	require.True(t, slices.ContainsFunc(s.warns, func(w string) bool { return strings.Contains(w, "backlog: ") }),
+		"a WARN names the backlog: %q", s.warns)
 	// The bound: the runtime (docs/nodes.md: 15–25 MB at rest, 40 MB
 	// allowed with rcl's and the middleware's libraries), and what the
 	// parameters let wait: the inbox's 1024 messages, DDS's 100 (qos.in.depth)
