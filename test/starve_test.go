@@ -288,6 +288,10 @@ func TestStarvation(t *testing.T) {
 	require.NoError(t, perr, out)
 	require.Contains(t, out, "Integer value is: 1024") // (Jazzy's rcl warns about ROS_LOCALHOST_ONLY first)
 	require.GreaterOrEqual(t, s.reports, int(s.starvedFor/time.Second)/2, "/diagnostics every second or two while starved")
+	require.True(t, slices.ContainsFunc(s.warns, func(w string) bool {
+		return strings.Contains(w, "starved: the CPU quota of its cgroup (0.10 of a core) held the node back")
+	}), "a WARN says the quota starves the node: %q", s.warns)
+	require.Contains(t, s.node.output.String(), "the CPU quota of its cgroup (0.10 of a core) held the node back for", "logged")
 	if s.st.DroppedQueue > 0 { // the inbox shed its oldest: named
 		all := strings.Join(s.warns, "\n")
 		require.True(t, strings.Contains(all, "backlog: ") || strings.Contains(all, "the inbox was full"), "a WARN names the backlog: %q", s.warns)

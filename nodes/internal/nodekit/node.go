@@ -73,6 +73,7 @@ type Node struct {
 	lastDrops    []Drops
 	drops        []Drops
 	jumps        jumps
+	quota        quotaState
 
 	// own is held by whoever does the owner's work: the owner goroutine
 	// (Run), or the transport's goroutine handling a message inline (see
@@ -676,6 +677,7 @@ func (n *Node) report() {
 	}
 	n.reportDrops(&d)
 	n.reportJumps(&d)
+	n.reportQuota(&d)
 	for _, p := range runtimeparams.Settings(n.rt) { // what the runtime works with
 		d.Add(p.Name, p.Value.String())
 	}

@@ -1163,3 +1163,49 @@ func TestMiddlewareWait(t *testing.T) {
 		require.Equal(t, 0, node.stop())
 	})
 }
+
+// TestCPUQuota: a node whose cgroup has a CPU quota says so in
+// /diagnostics with how long it held the node back; held back for more
+// than a tenth of a report's time, it logs that once per report and WARNs
+// (starved); where the transport cannot tell, nothing is said.
+func TestCPUQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := memros.New()
+		diagnostics := g.Record("/diagnostics")
+		node := start(t, g, echoSpec(&echo{}, &echoParams{types: []string{"x_msgs/msg/X"}}))
+		synctest.Wait()
+		pub := g.Advertise("/in0", "x_msgs/msg/X")
+		require.NoError(t, pub.Publish(msg(1, 100)))
+		time.Sleep(1100 * time.Millisecond)
+		synctest.Wait()
+		d := lastDiag(t, diagnostics)
+		require.NotContains(t, d.values, "cpu.throttled_sec", "cannot tell: nothing said")
+
+		g.Throttle(3*time.Second, 0.1) // held back before: not this node's doing
+		time.Sleep(time.Second)
+		synctest.Wait()
+		g.Throttle(3*time.Second+50*time.Millisecond, 0.1)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d = lastDiag(t, diagnostics)
+		require.Equal(t, "0.100", d.values["cpu.quota_cores"])
+		require.Equal(t, "0.050", d.values["cpu.throttled_sec"])
+		require.Equal(t, nodekit.OK, d.level, "5 %% of the time: %s", d.message)
+
+		g.Throttle(3*time.Second+850*time.Millisecond, 0.1)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d = lastDiag(t, diagnostics)
+		tr := g.Node("/echo")
+		require.Equal(t, "0.850", d.values["cpu.throttled_sec"])
+		require.Equal(t, nodekit.Warn, d.level)
+		require.Equal(t, "starved: the CPU quota of its cgroup (0.10 of a core) held the node back 80% of the time", d.message)
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "the CPU quota of its cgroup (0.10 of a core) held the node back for 0.80 s of the last 1.00 s: "+
+			"it falls behind its inputs"))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, nodekit.OK, lastDiag(t, diagnostics).level, "no longer held back")
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "held the node back for"), "logged once")
+		require.Equal(t, 0, node.stop())
+	})
+}

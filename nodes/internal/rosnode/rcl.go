@@ -16,6 +16,7 @@ import (
 	"github.com/tiiuae/rclgo/pkg/rclgo"
 	"github.com/tiiuae/rclgo/pkg/rclgo/types"
 
+	"github.com/timealign/timealign/nodes/internal/cpuquota"
 	"github.com/timealign/timealign/nodes/internal/ddsenv"
 	"github.com/timealign/timealign/nodes/internal/nodekit"
 	"github.com/timealign/timealign/pkg/qos"
@@ -178,6 +179,15 @@ func (s subscription) Takes() (full, all int64) { return s.waits.Takes() }
 // not: -1; its message-lost event, DDS's SAMPLE_LOST, stayed at 0 while a
 // starved node's keep-last queue lost 100 000 Imu, so it is not used).
 func (s subscription) Lost() int64 { return s.gaps.Lost() }
+
+// CPUThrottled implements nodekit.CPUQuota from the process's cgroup.
+func (t *transport) CPUThrottled() (time.Duration, float64, bool) {
+	st, err := cpuquota.Read(os.DirFS("/"), "self")
+	if err != nil {
+		return 0, 0, false
+	}
+	return st.Throttled, st.Cores, true
+}
 
 // Publishers implements nodekit.Subscription (rcl_subscription_get_publisher_count).
 func (s subscription) Publishers() int {
