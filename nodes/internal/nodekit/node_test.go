@@ -1097,6 +1097,33 @@ func TestLostBeforeNode(t *testing.T) {
 	}
 }
 
+// reporting is an echo node on /in0 that has taken a message and made its
+// first report, for the tests of what its reports say; next waits for the
+// next report and returns its diagnostic.
+type reporting struct {
+	t           *testing.T
+	g           *memros.Graph
+	node        *started
+	core        *echo
+	diagnostics *memros.Recorder
+}
+
+func startReporting(t *testing.T, g *memros.Graph) *reporting {
+	r := &reporting{t: t, g: g, core: &echo{}, diagnostics: g.Record("/diagnostics")}
+	r.node = start(t, g, echoSpec(r.core, &echoParams{types: []string{"x_msgs/msg/X"}}))
+	synctest.Wait()
+	require.NoError(t, g.Advertise("/in0", "x_msgs/msg/X").Publish(msg(1, 100)))
+	time.Sleep(100 * time.Millisecond)
+	r.next()
+	return r
+}
+
+func (r *reporting) next() diag {
+	time.Sleep(time.Second)
+	synctest.Wait()
+	return lastDiag(r.t, r.diagnostics)
+}
+
 // TestMiddlewareWait: where the middleware says when messages were sent,
 // how long they waited before the node took them is in /diagnostics per
 // input; a wait past half a second (a node behind, its queue in the
@@ -1106,38 +1133,25 @@ func TestLostBeforeNode(t *testing.T) {
 func TestMiddlewareWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		diagnostics := g.Record("/diagnostics")
-		core := &echo{}
-		node := start(t, g, echoSpec(core, &echoParams{types: []string{"x_msgs/msg/X"}}))
-		synctest.Wait()
-		pub := g.Advertise("/in0", "x_msgs/msg/X")
-		require.NoError(t, pub.Publish(msg(1, 100)))
-		time.Sleep(1100 * time.Millisecond)
-		synctest.Wait()
-		d := lastDiag(t, diagnostics)
+		r := startReporting(t, g)
+		tr := g.Node("/echo")
+		d := lastDiag(t, r.diagnostics)
 		require.NotContains(t, d.values, "/in0.middleware_wait_sec", "no send times: nothing said")
 
 		g.Wait("/in0", 20*time.Millisecond) // a reliable repair: no backlog
-		time.Sleep(time.Second)
-		synctest.Wait()
-		d = lastDiag(t, diagnostics)
+		d = r.next()
 		require.Equal(t, "0.020", d.values["/in0.middleware_wait_sec"])
 		require.Equal(t, nodekit.OK, d.level, d.message)
 
 		g.Wait("/in0", 930*time.Millisecond)
-		time.Sleep(time.Second)
-		synctest.Wait()
-		d = lastDiag(t, diagnostics)
-		tr := g.Node("/echo")
+		d = r.next()
 		require.Equal(t, "0.930", d.values["/in0.middleware_wait_sec"])
 		require.Equal(t, nodekit.Warn, d.level)
 		require.Equal(t, "backlog: input /in0: messages wait 0.93 s in the middleware", d.message)
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in0: messages waited up to 0.93 s in the middleware before the node took them: "+
 			"the node falls behind (short of CPU, or a flood); what its keep-last queue (qos.in.depth"))
 
-		time.Sleep(time.Second)
-		synctest.Wait()
-		d = lastDiag(t, diagnostics)
+		d = r.next()
 		require.Equal(t, "0.000", d.values["/in0.middleware_wait_sec"])
 		require.Equal(t, nodekit.OK, d.level, "caught up: %s", d.message)
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "in the middleware before the node took them"), "logged once")
@@ -1146,21 +1160,17 @@ func TestMiddlewareWait(t *testing.T) {
 		// most of a second's do.
 		require.NotContains(t, d.values, "/in0.middleware_queue_full", "not told: nothing said")
 		g.FullTakes("/in0", 12, 900)
-		time.Sleep(time.Second)
-		synctest.Wait()
-		d = lastDiag(t, diagnostics)
+		d = r.next()
 		require.Equal(t, "12", d.values["/in0.middleware_queue_full"])
 		require.Equal(t, nodekit.OK, d.level, "a burst: %s", d.message)
 		g.FullTakes("/in0", 300, 310)
-		time.Sleep(time.Second)
-		synctest.Wait()
-		d = lastDiag(t, diagnostics)
+		d = r.next()
 		require.Equal(t, "312", d.values["/in0.middleware_queue_full"], "counted since the start")
 		require.Equal(t, nodekit.Warn, d.level)
 		require.Equal(t, "backlog: input /in0: the middleware's queue is full", d.message)
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "/in0: 300 of 310 takes found the middleware's queue full: the node falls behind (short of CPU, or a flood); "+
 			"the keep-last queue there (qos.in.depth"))
-		require.Equal(t, 0, node.stop())
+		require.Equal(t, 0, r.node.stop())
 	})
 }
 
@@ -1171,41 +1181,27 @@ func TestMiddlewareWait(t *testing.T) {
 func TestCPUQuota(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := memros.New()
-		diagnostics := g.Record("/diagnostics")
-		node := start(t, g, echoSpec(&echo{}, &echoParams{types: []string{"x_msgs/msg/X"}}))
-		synctest.Wait()
-		pub := g.Advertise("/in0", "x_msgs/msg/X")
-		require.NoError(t, pub.Publish(msg(1, 100)))
-		time.Sleep(1100 * time.Millisecond)
-		synctest.Wait()
-		d := lastDiag(t, diagnostics)
-		require.NotContains(t, d.values, "cpu.throttled_sec", "cannot tell: nothing said")
+		r := startReporting(t, g)
+		tr := g.Node("/echo")
+		require.NotContains(t, lastDiag(t, r.diagnostics).values, "cpu.throttled_sec", "cannot tell: nothing said")
 
 		g.Throttle(3*time.Second, 0.1) // held back before: not this node's doing
-		time.Sleep(time.Second)
-		synctest.Wait()
+		r.next()
 		g.Throttle(3*time.Second+50*time.Millisecond, 0.1)
-		time.Sleep(time.Second)
-		synctest.Wait()
-		d = lastDiag(t, diagnostics)
+		d := r.next()
 		require.Equal(t, "0.100", d.values["cpu.quota_cores"])
 		require.Equal(t, "0.050", d.values["cpu.throttled_sec"])
 		require.Equal(t, nodekit.OK, d.level, "5 %% of the time: %s", d.message)
 
 		g.Throttle(3*time.Second+850*time.Millisecond, 0.1)
-		time.Sleep(time.Second)
-		synctest.Wait()
-		d = lastDiag(t, diagnostics)
-		tr := g.Node("/echo")
+		d = r.next()
 		require.Equal(t, "0.850", d.values["cpu.throttled_sec"])
 		require.Equal(t, nodekit.Warn, d.level)
 		require.Equal(t, "starved: the CPU quota of its cgroup (0.10 of a core) held the node back 80% of the time", d.message)
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "the CPU quota of its cgroup (0.10 of a core) held the node back for 0.80 s of the last 1.00 s: "+
 			"it falls behind its inputs"))
-		time.Sleep(time.Second)
-		synctest.Wait()
-		require.Equal(t, nodekit.OK, lastDiag(t, diagnostics).level, "no longer held back")
+		require.Equal(t, nodekit.OK, r.next().level, "no longer held back")
 		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "held the node back for"), "logged once")
-		require.Equal(t, 0, node.stop())
+		require.Equal(t, 0, r.node.stop())
 	})
 }
