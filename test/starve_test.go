@@ -291,7 +291,7 @@ func TestStarvation(t *testing.T) {
 	require.True(t, slices.ContainsFunc(s.warns, func(w string) bool {
 		return strings.Contains(w, "starved: the CPU quota of its cgroup (0.10 of a core) held the node back")
 	}), "a WARN says the quota starves the node: %q", s.warns)
-	require.Contains(t, s.node.output.String(), "the CPU quota of its cgroup (0.10 of a core) held the node back for", "logged")
+	require.Contains(t, s.node.output.String(), "the CPU quota of its cgroup (0.10 of a core) held the node back in ", "logged")
 	if s.st.DroppedQueue > 0 { // the inbox shed its oldest: named
 		all := strings.Join(s.warns, "\n")
 		require.True(t, strings.Contains(all, "backlog: ") || strings.Contains(all, "the inbox was full"), "a WARN names the backlog: %q", s.warns)
@@ -312,12 +312,19 @@ func TestStarvation(t *testing.T) {
 func TestFloodTenfold(t *testing.T) {
 	const share = 0.02
 	var rss0 int64
+	began := time.Now()
 	s := starve(t, share, func(s *starvedNode) { rss0 = rss(t, s.pid) })
 	t.Logf("load: capacity %.0f Imu/s with %.0f%% of a core, offered %.0f/s: %.1f× its capacity; RSS %.1f MB at the start, peak %.1f MB",
 		s.taken, 100*share, s.offered, s.offered/s.taken, float64(rss0)/(1<<20), float64(s.peakRSS)/(1<<20))
 	require.GreaterOrEqual(t, s.offered/s.taken, 10.0, "a flood of ten times the node's capacity")
-	require.True(t, slices.ContainsFunc(s.warns, func(w string) bool { return strings.Contains(w, "backlog: ") }),
-		"a WARN names the backlog: %q", s.warns)
+	// Named: as a backlog (its wait in the middleware), as losses (where
+	// the RMW numbers messages: Fast DDS sheds them so fast that little
+	// waits), and as the quota's doing.
+	for _, what := range []string{"starved: the CPU quota of its cgroup (0.02 of a core)", "backlog: |messages lost before the node"} {
+		require.True(t, slices.ContainsFunc(s.warns, func(w string) bool {
+			return slices.ContainsFunc(strings.Split(what, "|"), func(x string) bool { return strings.Contains(w, x) })
+		}), "a WARN says %q: %q", what, s.warns)
+	}
 	// The bound: the runtime (docs/nodes.md: 15–25 MB at rest, 40 MB
 	// allowed with rcl's and the middleware's libraries), and what the
 	// parameters let wait: the inbox's 1024 messages, DDS's 100 (qos.in.depth)
@@ -346,9 +353,11 @@ func TestFloodTenfold(t *testing.T) {
 	if s.st.DroppedQueue > 0 {
 		require.Positive(t, dropLines, "the inbox's drops logged")
 	}
-	// At most once a second, in the flood and the recovery's seconds.
-	require.LessOrEqual(t, dropLines, int(s.starvedFor/time.Second)+3, "drops logged at most once a second")
-	require.LessOrEqual(t, lostLines, int(s.starvedFor/time.Second)+3, "losses logged at most once a second")
+	// At most once a second, through the flood and the recovery (the
+	// middleware may go on shedding while the node catches up).
+	secs := int(time.Since(began)/time.Second) + 2
+	require.LessOrEqual(t, dropLines, secs, "drops logged at most once a second")
+	require.LessOrEqual(t, lostLines, secs, "losses logged at most once a second")
 	require.Less(t, rss(t, s.pid), int64(bound), "RSS after the flood")
 	s.node.stop(t)
 }

@@ -24,8 +24,13 @@ import (
 
 // Stat is what the cgroups of a process say of its CPU quota.
 type Stat struct {
-	// Throttled is how long the quota held the cgroup back in all (the
-	// most of the cgroup and its ancestors).
+	// Periods and ThrottledPeriods are how many periods of the quota
+	// have passed while the cgroup had work, and in how many of them the
+	// quota held it back (nr_periods and nr_throttled), at the level
+	// (the cgroup or an ancestor) held back most often.
+	Periods, ThrottledPeriods int64
+	// Throttled is how long the quota held that level back, summed over
+	// the CPUs as the kernel counts it (it may exceed the time passed).
 	Throttled time.Duration
 	// Cores is the least quota among them, in cores (0.1: a tenth of one),
 	// or 0 where none is set.
@@ -49,14 +54,16 @@ func Read(fsys fs.FS, proc string) (Stat, error) {
 		return Stat{}, err
 	}
 	var st Stat
-	read := false
+	read, seen := false, false
 	for _, d := range dirs {
 		b, err := fs.ReadFile(fsys, path.Join(d, "cpu.stat"))
 		if err != nil {
 			continue // a cgroup gone meanwhile, or a level without the controller
 		}
 		read = true
-		st.Throttled = max(st.Throttled, ParseThrottled(b, v2))
+		if l := ParseCPUStat(b, v2); !seen || l.ThrottledPeriods > st.ThrottledPeriods {
+			st.Periods, st.ThrottledPeriods, st.Throttled, seen = l.Periods, l.ThrottledPeriods, l.Throttled, true
+		}
 		if c := readCores(fsys, d, v2); c > 0 && (st.Cores == 0 || c < st.Cores) {
 			st.Cores = c
 		}
@@ -162,22 +169,34 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// ParseThrottled returns the throttled time a cpu.stat gives: v2's
-// throttled_usec, v1's throttled_time (ns); 0 if absent.
-func ParseThrottled(b []byte, v2 bool) time.Duration {
+// ParseCPUStat returns what a cpu.stat gives of the quota: nr_periods,
+// nr_throttled and the throttled time (v2's throttled_usec, v1's
+// throttled_time in ns); Cores is left 0. What is absent or malformed is 0.
+func ParseCPUStat(b []byte, v2 bool) Stat {
 	key, unit := "throttled_time", time.Nanosecond
 	if v2 {
 		key, unit = "throttled_usec", time.Microsecond
 	}
+	var st Stat
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
-		if len(f) == 2 && f[0] == key {
-			if n, err := strconv.ParseInt(f[1], 10, 64); err == nil && n >= 0 {
-				return time.Duration(n) * unit
-			}
+		if len(f) != 2 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil || n < 0 {
+			continue
+		}
+		switch f[0] {
+		case "nr_periods":
+			st.Periods = n
+		case "nr_throttled":
+			st.ThrottledPeriods = n
+		case key:
+			st.Throttled = time.Duration(n) * unit
 		}
 	}
-	return 0
+	return st
 }
 
 // readCores returns the quota of the cgroup at dir in cores, 0 if none.

@@ -40,7 +40,7 @@ func TestRead(t *testing.T) {
 			"sys/fs/cgroup/cpu,cpuacct/cpu.stat":                    file("nr_periods 0\nnr_throttled 0\nthrottled_time 0\n"),
 			"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us":            file("-1\n"),
 			"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us":           file("100000\n"),
-		}, cpuquota.Stat{Throttled: 7200 * time.Millisecond, Cores: 0.1}, ""},
+		}, cpuquota.Stat{Periods: 80, ThrottledPeriods: 72, Throttled: 7200 * time.Millisecond, Cores: 0.1}, ""},
 		{"v1, no quota", fstest.MapFS{
 			"proc/self/cgroup":                            file("3:cpu,cpuacct:/\n"),
 			"proc/self/mountinfo":                         file(miV1),
@@ -56,14 +56,14 @@ func TestRead(t *testing.T) {
 			"sys/fs/cgroup/robot.slice/cpu.stat":              file("usage_usec 900\nnr_throttled 9\nthrottled_usec 1500000\n"),
 			"sys/fs/cgroup/robot.slice/cpu.max":               file("50000 100000\n"),
 			"sys/fs/cgroup/cpu.stat":                          file("usage_usec 5000\n"),
-		}, cpuquota.Stat{Throttled: 1500 * time.Millisecond, Cores: 0.5}, ""},
+		}, cpuquota.Stat{ThrottledPeriods: 9, Throttled: 1500 * time.Millisecond, Cores: 0.5}, ""},
 		{"v2 in a container: the path below the mount's root", fstest.MapFS{
 			"proc/self/cgroup":            file("0::/docker/abc/node\n"),
 			"proc/self/mountinfo":         file(miContainer),
-			"sys/fs/cgroup/node/cpu.stat": file("throttled_usec 20\n"),
+			"sys/fs/cgroup/node/cpu.stat": file("nr_periods 5\nnr_throttled 2\nthrottled_usec 20\n"),
 			"sys/fs/cgroup/node/cpu.max":  file("20000 100000\n"),
 			"sys/fs/cgroup/cpu.stat":      file("throttled_usec 10\n"),
-		}, cpuquota.Stat{Throttled: 20 * time.Microsecond, Cores: 0.2}, ""},
+		}, cpuquota.Stat{Periods: 5, ThrottledPeriods: 2, Throttled: 20 * time.Microsecond, Cores: 0.2}, ""},
 		{"no CPU controller", fstest.MapFS{
 			"proc/self/cgroup":    file("4:cpuset:/\n"),
 			"proc/self/mountinfo": file(miV1),
@@ -88,10 +88,11 @@ func TestRead(t *testing.T) {
 
 // TestParse: the files' formats, and what is not one.
 func TestParse(t *testing.T) {
-	require.Equal(t, 3*time.Second, cpuquota.ParseThrottled([]byte("nr_throttled 3\nthrottled_time 3000000000\n"), false))
-	require.Equal(t, 3*time.Second, cpuquota.ParseThrottled([]byte("throttled_usec 3000000\n"), true))
-	require.Zero(t, cpuquota.ParseThrottled([]byte("throttled_usec -5\nthrottled_time x\n"), true))
-	require.Zero(t, cpuquota.ParseThrottled(nil, false))
+	require.Equal(t, cpuquota.Stat{Periods: 9, ThrottledPeriods: 3, Throttled: 3 * time.Second},
+		cpuquota.ParseCPUStat([]byte("nr_periods 9\nnr_throttled 3\nthrottled_time 3000000000\nthrottled_usec 7\n"), false))
+	require.Equal(t, cpuquota.Stat{Throttled: 3 * time.Second}, cpuquota.ParseCPUStat([]byte("throttled_usec 3000000\n"), true))
+	require.Zero(t, cpuquota.ParseCPUStat([]byte("throttled_usec -5\nnr_periods x\nnr_throttled\n"), true))
+	require.Zero(t, cpuquota.ParseCPUStat(nil, false))
 	require.Equal(t, 1.5, cpuquota.ParseCPUMax([]byte("150000 100000\n")))
 	for _, s := range []string{"max 100000", "-1 100000", "0 100000", "10", "a b", ""} {
 		require.Zero(t, cpuquota.ParseCPUMax([]byte(s)), s)

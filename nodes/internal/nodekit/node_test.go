@@ -1185,23 +1185,28 @@ func TestCPUQuota(t *testing.T) {
 		tr := g.Node("/echo")
 		require.NotContains(t, lastDiag(t, r.diagnostics).values, "cpu.throttled_sec", "cannot tell: nothing said")
 
-		g.Throttle(3*time.Second, 0.1) // held back before: not this node's doing
+		th := nodekit.Throttling{Periods: 500, Throttled: 30, Time: 3 * time.Second, Cores: 0.1}
+		g.Throttle(th) // held back before: not this node's doing
 		r.next()
-		g.Throttle(3*time.Second+50*time.Millisecond, 0.1)
+		th.Periods, th.Throttled, th.Time = th.Periods+10, th.Throttled+1, th.Time+50*time.Millisecond
+		g.Throttle(th)
 		d := r.next()
 		require.Equal(t, "0.100", d.values["cpu.quota_cores"])
+		require.Equal(t, "1", d.values["cpu.throttled_periods"])
 		require.Equal(t, "0.050", d.values["cpu.throttled_sec"])
-		require.Equal(t, nodekit.OK, d.level, "5 %% of the time: %s", d.message)
+		require.Equal(t, nodekit.OK, d.level, "1 period in 10: %s", d.message)
 
-		g.Throttle(3*time.Second+850*time.Millisecond, 0.1)
+		th.Periods, th.Throttled, th.Time = th.Periods+10, th.Throttled+8, th.Time+1600*time.Millisecond
+		g.Throttle(th)
 		d = r.next()
-		require.Equal(t, "0.850", d.values["cpu.throttled_sec"])
+		require.Equal(t, "9", d.values["cpu.throttled_periods"])
+		require.Equal(t, "1.650", d.values["cpu.throttled_sec"], "summed over the CPUs: more than the time passed")
 		require.Equal(t, nodekit.Warn, d.level)
-		require.Equal(t, "starved: the CPU quota of its cgroup (0.10 of a core) held the node back 80% of the time", d.message)
-		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "the CPU quota of its cgroup (0.10 of a core) held the node back for 0.80 s of the last 1.00 s: "+
+		require.Equal(t, "starved: the CPU quota of its cgroup (0.10 of a core) held the node back in 80% of its periods", d.message)
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "the CPU quota of its cgroup (0.10 of a core) held the node back in 8 of its last 10 periods: "+
 			"it falls behind its inputs"))
 		require.Equal(t, nodekit.OK, r.next().level, "no longer held back")
-		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "held the node back for"), "logged once")
+		require.Equal(t, 1, logged(tr, nodekit.LogWarn, "of its last"), "logged once")
 		require.Equal(t, 0, r.node.stop())
 	})
 }

@@ -181,12 +181,12 @@ func (s subscription) Takes() (full, all int64) { return s.waits.Takes() }
 func (s subscription) Lost() int64 { return s.gaps.Lost() }
 
 // CPUThrottled implements nodekit.CPUQuota from the process's cgroup.
-func (t *transport) CPUThrottled() (time.Duration, float64, bool) {
+func (t *transport) CPUThrottled() (nodekit.Throttling, bool) {
 	st, err := cpuquota.Read(os.DirFS("/"), "self")
 	if err != nil {
-		return 0, 0, false
+		return nodekit.Throttling{}, false
 	}
-	return st.Throttled, st.Cores, true
+	return nodekit.Throttling{Periods: st.Periods, Throttled: st.ThrottledPeriods, Time: st.Throttled, Cores: st.Cores}, true
 }
 
 // Publishers implements nodekit.Subscription (rcl_subscription_get_publisher_count).

@@ -48,8 +48,7 @@ type Graph struct {
 	lost         map[string]int64         // by topic: LoseMessages
 	waits        map[string]time.Duration // by topic: Wait, until a subscription's Waited reads it
 	takes        map[string][2]int64      // by topic: FullTakes, until a subscription's Takes reads it
-	throttled    time.Duration            // Throttle
-	cores        float64
+	throttling   nodekit.Throttling       // Throttle
 	quota        bool
 	unnumbered   bool
 }
@@ -441,19 +440,19 @@ func (g *Graph) FullTakes(topic string, full, all int64) {
 
 // CPUThrottled implements nodekit.CPUQuota: what Throttle said, or
 // nothing before it.
-func (t *Transport) CPUThrottled() (time.Duration, float64, bool) {
+func (t *Transport) CPUThrottled() (nodekit.Throttling, bool) {
 	g := t.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.throttled, g.cores, g.quota
+	return g.throttling, g.quota
 }
 
-// Throttle makes every node's cgroup one with a CPU quota of cores (0:
-// none) that held it back for throttled in all.
-func (g *Graph) Throttle(throttled time.Duration, cores float64) {
+// Throttle makes every node's cgroup one whose CPU quota did th to it so
+// far.
+func (g *Graph) Throttle(th nodekit.Throttling) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.throttled, g.cores, g.quota = throttled, cores, true
+	g.throttling, g.quota = th, true
 }
 
 // Wait makes the middleware say that a message on topic waited d in its
