@@ -251,6 +251,24 @@ func (s *Switching) Push(x, y float64) {
 	s.new.push(x, y)
 }
 
+// CopyFrom makes s a copy of o; it allocates only if s has less room
+// than o holds (see [Switching.Grow]).
+func (s *Switching) CopyFrom(o *Switching) {
+	s.old.copyFrom(&o.old)
+	s.new.copyFrom(&o.new)
+}
+
+// copyFrom makes h a copy of o, in h's memory when it has room.
+func (h *Lower) copyFrom(o *Lower) {
+	p := h.p
+	if len(p) < o.n {
+		p = make([]point, len(o.p))
+	}
+	copy(p, o.p[:o.n])
+	*h = *o
+	h.p = p
+}
+
 // Switch makes the younger hull the answering one and starts a new one.
 func (s *Switching) Switch() {
 	s.old, s.new = s.new, s.old

@@ -25,7 +25,7 @@ type track struct {
 	p      *pll.PLL
 	window int
 	every  int // a knot every this many accepted samples
-	epoch  int // Relocks + Resets of the PLL when the current piece began
+	epoch  int // Relocks + Resets + Reverts of the PLL when the current piece began
 	pieces []piece
 	cur    *piece
 	// ring holds the x of the last window/2 accepted samples; its oldest is
@@ -107,7 +107,7 @@ func (t *track) add(x int64, y stamp.Time) {
 	t.samples++
 	o := t.p.Update(y, uint64(x))
 	st := t.p.Status()
-	if e := st.Relocks + st.Resets; e != t.epoch {
+	if e := st.Relocks + st.Resets + st.Reverts; e != t.epoch {
 		// A clock step or a restart: the fit so far ends here.
 		t.closePiece()
 		t.epoch = e

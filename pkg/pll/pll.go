@@ -64,6 +64,10 @@ type Status struct {
 	// back.
 	Relocks int `json:"relocks"`
 	Reboots int `json:"reboots"`
+	// Reverts counts re-locks undone: the samples came back to the fit a
+	// re-lock had replaced, which resumed (a passing excursion of the
+	// receive times; see the package doc).
+	Reverts int `json:"reverts"`
 	// FirstTick and LastTick are the smallest and largest unwrapped ticks
 	// seen (unwrapping starts at the first raw tick).
 	FirstTick uint64 `json:"first_tick"`

@@ -40,6 +40,9 @@ type robust struct {
 	env       hull.Switching // Envelope (and Offset with TrackSkew)
 	window    int
 	omin      minDeque
+	guard     excursionGuard // earlier fits, against a passing excursion (excursion.go)
+	since     int            // samples accepted since the lock (or the restored fit's)
+	late      float64        // recent share of accepted samples more than MaxEarly above the line
 
 	// Regression's outlier filter: a sample whose residual lies more than
 	// oThr from oMed does not enter the fit. Both come from the residuals
@@ -103,6 +106,7 @@ func (b *robust) init(cfg Config) {
 	b.cand = newRing(cfg.FIFOSize)
 	b.lambda = 1 - 1/float64(cfg.Window)
 	b.invN = 1 / float64(cfg.FIFOSize)
+	b.guard.init(cfg)
 	switch {
 	case cfg.Mode == Envelope || (cfg.Mode == Offset && cfg.TrackSkew):
 		b.env.Grow(2*cfg.Window + 1) // the points between two switches: no allocation after New
@@ -125,6 +129,7 @@ func (b *robust) reset() {
 	b.locked, b.everLocked, b.hasSeen, b.invalid, b.spreadOK, b.refStale = false, false, false, 0, false, true
 	b.clearFIFO()
 	b.cand.clear()
+	b.guard.clear()
 }
 
 func (b *robust) valid() bool { return b.locked && b.invalid == 0 && b.spreadOK }
@@ -159,6 +164,7 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 	}
 	b.hasSeen, b.lastSeen = true, t
 	s := sample{r: r, t: t, s: p.scan.last}
+	b.guard.tick(b.window)
 	if !b.locked {
 		p.addCandidate(s)
 		if b.cand.full() && p.candidateFits() {
@@ -169,11 +175,12 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 	}
 	ok := int64(t-b.lastT) > 0
 	outlier := false
+	var res float64
 	if !ok {
 		p.st.Stale++
 	} else {
 		o := b.off(&s)
-		res := float64(o.y) - b.line.At(float64(o.x))
+		res = float64(o.y) - b.line.At(float64(o.x))
 		if b.mode == Regression {
 			ok = math.Abs(res) < p.maxDev
 			if ok && b.outlierZ > 0 {
@@ -187,10 +194,13 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 	if ok && !outlier {
 		b.invalid = 0
 		b.cand.clear()
+		p.guardAccepting(s, res)
 		p.accept(s)
 		p.refit()
+		p.guardAccepted(s, res)
 		return Accepted
 	}
+	b.guard.run = 0
 	if outlier {
 		// Within MaxDeviation: consistent, as far as validity goes.
 		p.st.Outliers++
@@ -202,6 +212,7 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 	if b.cand.full() && p.candidateFits() {
 		if int64(b.cand.at(0).t-b.lastT) <= 0 {
 			p.st.Reboots++
+			b.guard.clear() // the ticks start over: no earlier fit applies
 		}
 		p.st.Relocks++
 		p.lock()
@@ -267,10 +278,14 @@ func (p *PLL) candidateFits() bool {
 	return true
 }
 
-// lock starts a new fit from the candidates.
+// lock starts a new fit from the candidates, or restores a kept fit
+// when they lie on it (see excursionGuard).
 func (p *PLL) lock() {
 	b := &p.rb
-	b.base = *b.cand.at(0)
+	if p.guardLock() {
+		return
+	}
+	b.base, b.since, b.late = *b.cand.at(0), 0, 0
 	b.clearFIFO()
 	b.reg = ewls{}
 	b.env.Clear()
@@ -291,6 +306,7 @@ const rebaseAt = 1 << 50
 func (p *PLL) accept(s sample) {
 	b := &p.rb
 	b.lastT = s.t
+	b.since++
 	o := b.off(&s)
 	// Move the base when offsets grow large, so float64 keeps full
 	// precision.
@@ -557,6 +573,16 @@ func newMinDeque(n int) minDeque {
 }
 
 func (d *minDeque) clear() { d.head, d.size, d.next = 0, 0, 0 }
+
+// copyFrom makes d a copy of o, in d's memory when it has room.
+func (d *minDeque) copyFrom(o *minDeque) {
+	if len(d.v) < len(o.v) {
+		d.seq, d.v = make([]int, len(o.seq)), make([]float64, len(o.v))
+	}
+	copy(d.seq, o.seq)
+	copy(d.v, o.v)
+	d.head, d.size, d.n, d.next = o.head, o.size, o.n, o.next
+}
 
 // shift subtracts dv from every value.
 func (d *minDeque) shift(dv float64) {

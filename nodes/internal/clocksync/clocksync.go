@@ -116,7 +116,7 @@ func (c *Core) Reconfigure(cfg config.Config) error {
 // PLL that replaced others. The other fields are s's.
 func addCounters(s, base pll.Status) pll.Status {
 	for _, f := range []struct{ to, from *int }{
-		{&s.Resets, &base.Resets}, {&s.Relocks, &base.Relocks}, {&s.Reboots, &base.Reboots},
+		{&s.Resets, &base.Resets}, {&s.Relocks, &base.Relocks}, {&s.Reboots, &base.Reboots}, {&s.Reverts, &base.Reverts},
 		{&s.Updates, &base.Updates}, {&s.Accepted, &base.Accepted}, {&s.Rejected, &base.Rejected},
 		{&s.Duplicates, &base.Duplicates}, {&s.Outliers, &base.Outliers}, {&s.Stale, &base.Stale},
 		{&s.OutOfRange, &base.OutOfRange}, {&s.TimeBack, &base.TimeBack},

@@ -67,6 +67,7 @@ func (r Report) Diagnose() nodekit.Diagnostic {
 	d.Add("resets", s.PLL.Resets)
 	d.Add("relocks", s.PLL.Relocks)
 	d.Add("reboots", s.PLL.Reboots)
+	d.Add("reverts", s.PLL.Reverts)
 	d.Add("messages_in", s.MessagesIn)
 	d.Add("messages_out", s.MessagesOut)
 	d.Add("dropped_invalid", s.DroppedInvalid)
