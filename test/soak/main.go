@@ -25,6 +25,13 @@
 //   - image_flood: -image-flood images (rgb8) at -image-flood-hz for
 //     -flood on the synchronizer's camera input (the demo's camera: VGA
 //     mono8 at 30 Hz).
+//
+// Each flood comes from a publisher of its own, made for it and closed
+// after it (a driver started with a wrong setting, then stopped);
+// -lasting-flood-writers floods from one publisher per kind for the whole
+// soak, which leaves Cyclone DDS holding what it was reassembling for the
+// synchronizer's best-effort input until the soak ends (docs/nodes.md,
+// Memory).
 //   - clock_step: the host clock stepped by ±5 s, only with
 //     -host-clock-steps and CAP_SYS_TIME (the host clock is shared: the
 //     soak never steps it otherwise, and says "skipped").
@@ -35,10 +42,12 @@
 // estimator and clock_sync, the 90th percentile of |stamp − true
 // acquisition time| as the soak measures it against sensor_sim's ground
 // truth). The summary (stdout and -out/summary.txt) gives per node the
-// RSS slope and change after warm-up, the peak RSS, the drops outside
-// every fault's window; per fault the time until the synchronizer's rate
-// and the two stamp errors are back at their level before it (and a
-// restarted node publishes its status again); per SIGTERM the exit.
+// RSS slope and change after warm-up (at rest: outside the faults'
+// windows), the peak RSS, the drops outside every fault's window; per
+// fault the time until the synchronizer's rate and the two stamp errors
+// are back at their level before it (an error: at least its steady level,
+// its median outside the faults), and a restarted node publishes its
+// status again; per SIGTERM the exit.
 //
 // It needs what the integration tests need: ROS 2 and this package's
 // colcon install (-install, default $TIMEALIGN_INSTALL, or sourced), and
@@ -82,7 +91,10 @@ type config struct {
 	clockHz   float64
 	// The floods.
 	imuHz, imageHz float64
-	imageW, imageH int
+	// lastingFloodWriters: one publisher per flood kind for the whole
+	// soak instead of one per flood.
+	lastingFloodWriters bool
+	imageW, imageH      int
 	// Host clock steps asked for (-host-clock-steps).
 	clockSteps bool
 	// The SIGTERM series: terms > 0 runs it instead of the fault soak.
@@ -125,6 +137,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.imuHz, "imu-flood-hz", 50000, "rate of the Imu flood (the demo's IMU: 400 Hz)")
 	imageSize := fs.String("image-flood", "3840x2160", "size of the flood's rgb8 images, WxH")
 	fs.Float64Var(&c.imageHz, "image-flood-hz", 60, "rate of the image flood (the demo's camera: VGA mono8 at 30 Hz)")
+	fs.BoolVar(&c.lastingFloodWriters, "lasting-flood-writers", false, "flood from one publisher per kind for the whole soak (default: a publisher made for each flood and closed after it, a driver started with a wrong setting and stopped); Cyclone DDS then keeps what it was reassembling for a best-effort reader of that writer until the soak ends (docs/nodes.md, Memory)")
 	fs.Float64Var(&c.clockHz, "clock-hz", 1000, "rate of the /clock the soak publishes (a simulator's 1 kHz: the nodes' receive stamps have its resolution)")
 	fs.Float64Var(&c.bounds.RSSChange, "max-rss-change", 25, "bound on each node's |RSS change| from after warm-up to the end, in %")
 	fs.Float64Var(&c.bounds.RSSSlope, "max-rss-slope", 20, "bound on each node's |RSS slope| after warm-up, in MB/hour (fits over -slope-span or longer)")

@@ -120,19 +120,23 @@ func newROS(c config, nodes []string) (*ros, error) {
 	ns := "/" + c.namespace + "/"
 	bestEffort := rclgo.NewDefaultQosProfile()
 	bestEffort.Reliability = rclgo.ReliabilityBestEffort
-	imuPub, err := r.publisher(ns+"imu/data_raw", payload.ImuType, bestEffort)
-	if err != nil {
-		return nil, err
-	}
-	r.imuFlood = &flood{pub: imuPub, hz: c.imuHz, clock: r.clock,
-		msg: payload.AppendImu(nil, 0, "soak_flood", &payload.Imu{Orientation: [4]float64{0, 0, 0, 1}})}
-	imagePub, err := r.publisher(ns+"camera/image_raw", payload.ImageType, reliable)
-	if err != nil {
-		return nil, err
-	}
+	r.imuFlood = &flood{hz: c.imuHz, clock: r.clock,
+		open: func() (*rclgo.Publisher, error) { return r.publisher(ns+"imu/data_raw", payload.ImuType, bestEffort) },
+		msg:  payload.AppendImu(nil, 0, "soak_flood", &payload.Imu{Orientation: [4]float64{0, 0, 0, 1}})}
 	img := &payload.Image{Width: uint32(c.imageW), Height: uint32(c.imageH), Encoding: "rgb8", Step: uint32(3 * c.imageW),
 		Data: make([]byte, 3*c.imageW*c.imageH)}
-	r.imgFlood = &flood{pub: imagePub, hz: c.imageHz, clock: r.clock, msg: payload.AppendImage(nil, 0, "soak_flood", img)}
+	r.imgFlood = &flood{hz: c.imageHz, clock: r.clock,
+		open: func() (*rclgo.Publisher, error) {
+			return r.publisher(ns+"camera/image_raw", payload.ImageType, reliable)
+		},
+		msg: payload.AppendImage(nil, 0, "soak_flood", img)}
+	if c.lastingFloodWriters {
+		for _, f := range []*flood{r.imuFlood, r.imgFlood} {
+			if f.pub, err = f.open(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.watch(ctx, ns); err != nil {
 		cancel()
@@ -273,9 +277,13 @@ func (c *simClock) run(ctx context.Context, hz float64) {
 	}
 }
 
-// flood publishes one message, stamped with the soak's clock, at a rate.
+// flood publishes one message, stamped with the soak's clock, at a rate:
+// from a publisher of its own for each flood (open, closed after it: a
+// driver started with a wrong setting, then stopped), or from pub for the
+// whole soak (-lasting-flood-writers).
 type flood struct {
 	pub   *rclgo.Publisher
+	open  func() (*rclgo.Publisher, error)
 	hz    float64
 	clock *simClock
 	msg   []byte
@@ -284,6 +292,17 @@ type flood struct {
 // run publishes for d (or until ctx ends), paced every millisecond, and
 // returns how many messages it published.
 func (f *flood) run(ctx context.Context, d time.Duration) (sent uint64, err error) {
+	pub := f.pub
+	if pub == nil {
+		if pub, err = f.open(); err != nil {
+			return 0, fmt.Errorf("flood publisher: %w", err)
+		}
+		defer func() {
+			if cerr := pub.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("flood publisher: %w", cerr)
+			}
+		}()
+	}
 	start := time.Now()
 	for {
 		el := time.Since(start)
@@ -294,7 +313,7 @@ func (f *flood) run(ctx context.Context, d time.Duration) (sent uint64, err erro
 			if err := stamp.SetHeaderStamp(f.msg, f.clock.now()); err != nil {
 				return sent, err
 			}
-			if err := f.pub.PublishSerialized(f.msg); err != nil {
+			if err := pub.PublishSerialized(f.msg); err != nil {
 				return sent, err
 			}
 		}

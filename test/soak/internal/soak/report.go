@@ -99,10 +99,14 @@ func (l LevelRecovery) String() string {
 	if math.IsNaN(l.Worst) {
 		worst = "no figure since the fault"
 	}
-	if !l.Back {
-		return fmt.Sprintf("%s: not back (level %.4g, limit %.4g, %s)", l.Name, l.Before, l.Limit, worst)
+	level := fmt.Sprintf("level %.4g", l.Before)
+	if l.Steady > l.Before { // false for NaN
+		level += fmt.Sprintf(", steady %.4g", l.Steady)
 	}
-	return fmt.Sprintf("%s: %v (level %.4g, limit %.4g, %s)", l.Name, l.After.Round(100*time.Millisecond), l.Before, l.Limit, worst)
+	if !l.Back {
+		return fmt.Sprintf("%s: not back (%s, limit %.4g, %s)", l.Name, level, l.Limit, worst)
+	}
+	return fmt.Sprintf("%s: %v (%s, limit %.4g, %s)", l.Name, l.After.Round(100*time.Millisecond), level, l.Limit, worst)
 }
 
 // Term is one SIGTERM of the series that stops fresh nodes at random

@@ -67,8 +67,10 @@ type Level struct {
 	// Higher: a rate, whose level is its median over the Before window
 	// and which is back at RateShare of its level or above; otherwise an
 	// error, whose level is its worst second in the Before window (its
-	// usual range: a fit's error wanders) and which is back at
-	// ErrorFactor × its level + ErrorSlack or below.
+	// usual range: a fit's error wanders), or its steady level if that is
+	// higher (its median over the soak's seconds outside every fault and
+	// its recovery bound: a quiet Before window is not its level), and
+	// which is back at ErrorFactor × its level + ErrorSlack or below.
 	Higher bool
 }
 
@@ -130,9 +132,10 @@ func (c *SummaryConfig) defaults() {
 type LevelRecovery struct {
 	Name string
 	// Before is its level before the fault (NaN: none, not waited for),
-	// Limit the value it had to come back to, Worst its worst second from
-	// the fault's start until it was back (or the deadline).
-	Before, Limit, Worst float64
+	// Steady an error's steady level (NaN: none), Limit the value it had
+	// to come back to, Worst its worst second from the fault's start until
+	// it was back (or the deadline).
+	Before, Steady, Limit, Worst float64
 	// Back: it came back, After the fault's end.
 	Back  bool
 	After time.Duration
@@ -160,8 +163,10 @@ type NodeSummary struct {
 	// fault explains.
 	Processes, Restarts int
 	// RSSWarm and RSSEnd are the RSS (MB) of its longest-running process
-	// after warm-up and at its end (medians of its first and last tenth
-	// of samples, 5 to 30 each); Change the change between them in %.
+	// at rest after warm-up and at its end (medians of its first and last
+	// tenth of samples outside the faults' windows, 5 to 30 each; of all
+	// its samples if fewer than 10 are outside); Change the change between
+	// them in %.
 	RSSWarm, RSSEnd, Change float64
 	// Slope is the least-squares slope of that process's RSS after
 	// warm-up in MB/hour, over Span.
@@ -206,13 +211,14 @@ func Summarize(samples []Sample, faults []Injected, duration time.Duration, c Su
 			done = append(done, f)
 		}
 	}
+	steady := steadyLevels(bySec, done, c)
 	var windows [][2]time.Duration // fault windows for drops
 	for i, f := range done {
 		deadline := duration
 		if i+1 < len(done) {
 			deadline = done[i+1].Start
 		}
-		r := recovery(f, deadline, bySec, c)
+		r := recovery(f, deadline, bySec, steady, c)
 		s.Faults = append(s.Faults, r)
 		end := deadline
 		if r.Recovered {
@@ -246,13 +252,45 @@ func Summarize(samples []Sample, faults []Injected, duration time.Duration, c Su
 // sec is the second a time falls in, rounded.
 func sec(t time.Duration) int { return int((t + time.Second/2) / time.Second) }
 
+// steadyLevels returns the steady level of each error level of c (by
+// index; NaN for rates and for none): its median over the seconds after
+// warm-up outside every fault, from a second before its start to the
+// recovery bound after its end.
+func steadyLevels(bySec map[string]map[int]Sample, faults []Injected, c SummaryConfig) []float64 {
+	out := make([]float64, len(c.Levels))
+	for i, l := range c.Levels {
+		out[i] = math.NaN()
+		if l.Higher {
+			continue
+		}
+		var v []float64
+	next:
+		for t, x := range bySec[l.Node] {
+			if time.Duration(t)*time.Second < c.WarmUp || math.IsNaN(l.Value(x)) {
+				continue
+			}
+			for _, f := range faults {
+				if t >= sec(f.Start-time.Second) && t <= sec(f.End+c.Bounds.Recovery) {
+					continue next
+				}
+			}
+			v = append(v, l.Value(x))
+		}
+		if len(v) > 0 {
+			slices.Sort(v)
+			out[i] = stat.Quantile(0.5, stat.Empirical, v, nil)
+		}
+	}
+	return out
+}
+
 // recovery measures the return of every level after fault f, up to
-// deadline.
-func recovery(f Injected, deadline time.Duration, bySec map[string]map[int]Sample, c SummaryConfig) Recovery {
+// deadline; steady holds the steady levels (steadyLevels).
+func recovery(f Injected, deadline time.Duration, bySec map[string]map[int]Sample, steady []float64, c SummaryConfig) Recovery {
 	r := Recovery{Injected: f, Recovered: true}
 	first, last := sec(f.End+time.Second/2), sec(deadline)-1 // whole seconds after the end
 	hold := max(1, int(c.Hold/time.Second))
-	for _, l := range c.Levels {
+	for li, l := range c.Levels {
 		series := bySec[l.Node]
 		var before []float64
 		for t := sec(f.Start - c.Before); t < sec(f.Start); t++ {
@@ -260,7 +298,7 @@ func recovery(f Injected, deadline time.Duration, bySec map[string]map[int]Sampl
 				before = append(before, l.Value(x))
 			}
 		}
-		lr := LevelRecovery{Name: l.Name, Before: math.NaN(), Limit: math.NaN(), Worst: math.NaN()}
+		lr := LevelRecovery{Name: l.Name, Before: math.NaN(), Steady: steady[li], Limit: math.NaN(), Worst: math.NaN()}
 		if len(before) == 0 {
 			lr.Back = true // no level to come back to
 			r.Levels = append(r.Levels, lr)
@@ -272,7 +310,11 @@ func recovery(f Injected, deadline time.Duration, bySec map[string]map[int]Sampl
 			lr.Limit = c.RateShare * lr.Before
 		} else {
 			lr.Before = before[len(before)-1]
-			lr.Limit = c.ErrorFactor*lr.Before + c.ErrorSlack
+			level := lr.Before
+			if lr.Steady > level { // false for NaN
+				level = lr.Steady
+			}
+			lr.Limit = c.ErrorFactor*level + c.ErrorSlack
 		}
 		ok := func(t int) bool {
 			x, found := series[t]
@@ -308,7 +350,7 @@ func recovery(f Injected, deadline time.Duration, bySec map[string]map[int]Sampl
 		r.Levels = append(r.Levels, lr)
 	}
 	if f.Kind == PublisherKill || f.Kind == NodeTerm {
-		lr := LevelRecovery{Name: "restart of " + f.Node, Before: math.NaN(), Limit: math.NaN(), Worst: math.NaN(), Restart: true}
+		lr := LevelRecovery{Name: "restart of " + f.Node, Before: math.NaN(), Steady: math.NaN(), Limit: math.NaN(), Worst: math.NaN(), Restart: true}
 		for t := sec(f.Start); t <= last; t++ {
 			if x, ok := bySec[f.Node][t]; ok && x.PID != 0 && x.PID != f.PID && x.Status {
 				lr.Back, lr.After = true, max(0, x.T-f.End)
@@ -371,8 +413,16 @@ func summarizeNode(node string, xs []Sample, faults []Injected, windows [][2]tim
 	}
 	if len(longest) >= 2 {
 		mb := func(x Sample) float64 { return float64(x.RSS) / (1 << 20) }
-		k := min(max(5, len(longest)/10), 30, len(longest))
-		n.RSSWarm, n.RSSEnd = median(longest[:k], mb), median(longest[len(longest)-k:], mb)
+		// At rest: outside the faults' windows, where a flood's buffers
+		// are still held (unless too few samples are).
+		rest := slices.DeleteFunc(slices.Clone(longest), func(x Sample) bool {
+			return slices.ContainsFunc(windows, func(w [2]time.Duration) bool { return x.T >= w[0] && x.T <= w[1] })
+		})
+		if len(rest) < 10 {
+			rest = longest
+		}
+		k := min(max(5, len(rest)/10), 30, len(rest))
+		n.RSSWarm, n.RSSEnd = median(rest[:k], mb), median(rest[len(rest)-k:], mb)
 		n.Change = 100 * (n.RSSEnd - n.RSSWarm) / n.RSSWarm
 		t, rss := make([]float64, len(longest)), make([]float64, len(longest))
 		for i, x := range longest {

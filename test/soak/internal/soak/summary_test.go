@@ -138,6 +138,9 @@ func TestSummarizeRecovery(t *testing.T) {
 	jump := s.Faults[0]
 	require.True(t, jump.Recovered)
 	require.Equal(t, 6*time.Second, jump.After, "the error is back from 36 s")
+	require.True(t, math.IsNaN(jump.Levels[0].Steady), "a rate has no steady level")
+	require.Equal(t, 30.0, jump.Levels[1].Steady, "the error outside the faults")
+	jump.Levels[0].Steady, jump.Levels[1].Steady = 0, 0
 	require.Equal(t, []LevelRecovery{
 		{Name: "sync sets/s", Before: 10, Limit: 8, Worst: 0, Back: true, After: 5 * time.Second},
 		{Name: "imu error", Before: 40, Limit: 280, Worst: 5e6, Back: true, After: 6 * time.Second},
@@ -226,4 +229,66 @@ func TestRecord(t *testing.T) {
 	require.Equal(t, []string{"12.0", "sync", "42", "3.00", "4.00", "12.3", "0.3", "10", "9", "1", "", "10.0", "", "imu_flood"}, x.Record())
 	none := Sample{T: time.Second, Node: "sync", StatusAge: -1, Rate: math.NaN(), Error: math.NaN()}
 	require.Equal(t, []string{"1.0", "sync", "", "", "", "", "", "", "", "", "", "", "", ""}, none.Record())
+}
+
+// TestSummarizeSteadyLevel: an error whose 10 s before a fault were quieter
+// than usual (300 µs against its steady 1000 µs) is back at 2 × its steady
+// level + 200 µs, not held to the quiet window; above that it is back only
+// when it falls to its steady level again (60 s).
+func TestSummarizeSteadyLevel(t *testing.T) {
+	for _, tc := range []struct {
+		after float64
+		back  time.Duration
+	}{{1200, 3 * time.Second}, {2150, 3 * time.Second}, {2300, 30 * time.Second}} {
+		r := run{n: 120, change: func(node string, s int, x *Sample) {
+			if node != "imu_stamps" {
+				return
+			}
+			switch {
+			case s >= 20 && s < 30:
+				x.Error = 300
+			case s >= 30 && s < 33:
+				x.Error = 5e6
+			case s >= 33 && s < 60:
+				x.Error = tc.after
+			default:
+				x.Error = 1000
+			}
+		}}
+		faults := []Injected{{Fault: Fault{Kind: TimeJump, At: 30 * time.Second, Jump: 5 * time.Second}, Start: 30 * time.Second, End: 30 * time.Second}}
+		s := Summarize(r.samples(), faults, 120*time.Second, summaryConfig())
+		l := s.Faults[0].Levels[1]
+		require.Equal(t, 300.0, l.Before, "after %v", tc.after)
+		require.Equal(t, 1000.0, l.Steady, "after %v", tc.after)
+		require.Equal(t, 2200.0, l.Limit, "after %v", tc.after)
+		require.True(t, l.Back, "after %v", tc.after)
+		require.Equal(t, tc.back, l.After, "after %v", tc.after)
+	}
+}
+
+// TestSummarizeRSSAtRest: a flood that holds 40 MB more while it lasts and
+// for the recovery after it (12..30 s, the soak's first seconds after
+// warm-up) moves neither RSS reference; memory that grows later is a
+// change.
+func TestSummarizeRSSAtRest(t *testing.T) {
+	for _, tc := range []struct {
+		grown  int64 // MB more from 150 s on
+		change float64
+	}{{0, 0}, {4, 20}} {
+		r := run{n: 200, change: func(node string, s int, x *Sample) {
+			switch {
+			case node != "imu_stamps":
+			case s >= 12 && s <= 30:
+				x.RSS = 60 << 20
+			case s >= 150:
+				x.RSS += tc.grown << 20
+			}
+		}}
+		faults := []Injected{{Fault: Fault{Kind: IMUFlood, At: 12 * time.Second, For: 3 * time.Second}, Start: 12 * time.Second, End: 15 * time.Second}}
+		s := Summarize(r.samples(), faults, 200*time.Second, summaryConfig())
+		n := s.Nodes[1]
+		require.Equal(t, "imu_stamps", n.Node)
+		require.Equal(t, 20.0, n.RSSWarm, "grown %d MB", tc.grown)
+		require.InDelta(t, tc.change, n.Change, 1e-9, "grown %d MB", tc.grown)
+	}
 }
