@@ -263,12 +263,6 @@ func (p *PLL) restore(fromCandidates bool) {
 	b.env, c.env = c.env, b.env // no copy: the checkpoint is let go
 	b.omin, c.omin = c.omin, b.omin
 	g.clear()
-	b.clearFIFO()
-	for i := range b.cand.count {
-		p.accept(*b.cand.at(i))
-	}
-	b.cand.clear()
-	b.locked, b.everLocked, b.invalid = true, true, 0
-	p.refit()
+	p.takeCandidates()
 	p.st.Reverts++
 }

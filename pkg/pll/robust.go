@@ -286,17 +286,24 @@ func (p *PLL) lock() {
 		return
 	}
 	b.base, b.since, b.late = *b.cand.at(0), 0, 0
-	b.clearFIFO()
 	b.reg = ewls{}
 	b.env.Clear()
 	b.omin.clear()
+	p.takeCandidates()
+	b.resN, b.resSince, b.oReady = 0, 0, false
+}
+
+// takeCandidates makes the candidates the FIFO of the current fit (its
+// estimator holding them too) and locks it.
+func (p *PLL) takeCandidates() {
+	b := &p.rb
+	b.clearFIFO()
 	for i := range b.cand.count {
 		p.accept(*b.cand.at(i))
 	}
 	b.cand.clear()
 	b.locked, b.everLocked, b.invalid = true, true, 0
 	p.refit()
-	b.resN, b.resSince, b.oReady = 0, 0, false
 }
 
 // rebaseAt is how far (ticks or ns) offsets may grow before the base moves.
