@@ -313,3 +313,65 @@ func TestInputSilentForAnHour(t *testing.T) {
 		})
 	}
 }
+
+// TestFloodsDoNotAccumulate: floods on the first input of every node, each
+// from a publisher of its own (a driver started with a wrong rate, then
+// stopped), 30,000 Imu messages in 3 s beside 100 Hz inputs: what the
+// node's heap holds after the tenth flood, once its backlog is gone, is
+// what it held after the first (the soak's RSS at rest: nothing kept per
+// flood or per publisher that came and went).
+func TestFloodsDoNotAccumulate(t *testing.T) {
+	for _, s := range subjects {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := memros.New()
+				var pubs []*memros.Publisher
+				for _, in := range s.inputs {
+					pubs = append(pubs, g.Advertise(in, typ))
+				}
+				stop := run(t, g, s)
+				synctest.Wait()
+				base := stamp.Time(time.Now().UnixNano())
+				k := 0
+				st := func() stamp.Time { return base.Add(time.Duration(k) * 10 * time.Millisecond) }
+				steady := func(d time.Duration) {
+					for end := k + int(d/(10*time.Millisecond)); k < end; k++ {
+						for _, p := range pubs {
+							require.NoError(t, p.Publish(cdrtest.Message(st(), "imu", 300)))
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+				flood := func() {
+					f := g.Advertise(s.inputs[0], typ)
+					for range 300 { // 3 s of 10 ms
+						for j := range 100 {
+							require.NoError(t, f.Publish(cdrtest.Message(st().Add(time.Duration(j)*100*time.Microsecond), "imu", 300)))
+						}
+						for _, p := range pubs {
+							require.NoError(t, p.Publish(cdrtest.Message(st(), "imu", 300)))
+						}
+						k++
+						time.Sleep(10 * time.Millisecond)
+					}
+					f.Close()
+				}
+				steady(20 * time.Second)
+				flood()
+				steady(20 * time.Second)
+				synctest.Wait()
+				first := heap()
+				for range 9 {
+					flood()
+					steady(20 * time.Second)
+				}
+				synctest.Wait()
+				tenth := heap()
+				grew := int64(tenth) - int64(first)
+				t.Logf("heap at rest after the first flood %d kB, after the tenth %d kB (%+d bytes)", first>>10, tenth>>10, grew)
+				require.Less(t, grew, int64(256<<10), "nothing kept per flood")
+				stop()
+			})
+		})
+	}
+}
