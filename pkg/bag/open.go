@@ -798,6 +798,63 @@ func mcapInfo(rd *mcap.Reader) (info *mcap.Info, err error) {
 	return rd.Info()
 }
 
+// MCAP's framing, as checkSummaryLengths reads it: a record is an opcode
+// byte and a little-endian uint64 length, then that many bytes; a file
+// ends with the footer record (20 bytes) and the magic (8 bytes).
+const (
+	mcapRecordHead = 1 + 8
+	mcapFooterLen  = 20
+	mcapMagicLen   = 8
+	mcapOpFooter   = 0x02
+	mcapOpChunk    = 0x06
+)
+
+// checkSummaryLengths walks the records of an MCAP file's summary section
+// (from the footer's summary start to the footer) by their headers alone,
+// and fails if one claims more bytes than the file has left, or is a
+// chunk (which a summary never holds, and which the library would
+// decompress). The MCAP library's Info allocates what each summary record
+// claims, up to 2 GiB, before it finds the file too short: a few damaged
+// bytes would cost that much memory. A file without a footer or summary
+// passes: Info reports those itself.
+func checkSummaryLengths(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	tail := int64(mcapRecordHead + mcapFooterLen + mcapMagicLen)
+	if size < tail {
+		return nil
+	}
+	var foot [mcapFooterLen]byte
+	if _, err := f.ReadAt(foot[:], size-mcapMagicLen-mcapFooterLen); err != nil {
+		return nil
+	}
+	start := binary.LittleEndian.Uint64(foot[:8])
+	if start == 0 || start >= uint64(size) {
+		return nil // no summary; or an offset Info rejects itself
+	}
+	var head [mcapRecordHead]byte
+	for pos := int64(start); pos < size; {
+		if _, err := f.ReadAt(head[:], pos); err != nil {
+			return fmt.Errorf("summary section: record at byte %d: %w", pos, ErrFormat)
+		}
+		op, n := head[0], binary.LittleEndian.Uint64(head[1:])
+		if left := uint64(size - pos - mcapRecordHead); n > left {
+			return fmt.Errorf("summary section: record at byte %d (opcode 0x%02x) claims %d bytes, %d are left in the file: %w", pos, op, n, left, ErrFormat)
+		}
+		switch op {
+		case mcapOpFooter:
+			return nil
+		case mcapOpChunk:
+			return fmt.Errorf("summary section: a chunk at byte %d: %w", pos, ErrFormat)
+		}
+		pos += mcapRecordHead + int64(n)
+	}
+	return nil
+}
+
 // summarizeMCAP summarizes an MCAP file from its summary section, or
 // reads it through when it has none (or sizes asks for the topics' sizes,
 // which a summary does not hold).
@@ -809,6 +866,9 @@ func summarizeMCAP(path string, add addTopic, sk *Skipped, sizes bool) (fileSumm
 	defer fh.Close()
 	rd, err := mcap.NewReader(fh)
 	var info *mcap.Info
+	if err == nil {
+		err = checkSummaryLengths(fh)
+	}
 	if err == nil {
 		info, err = mcapInfo(rd)
 	}

@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -93,8 +94,19 @@ func fuzzing() bool {
 }
 
 // crash panics on the watchdog's goroutine (the timer's), which no test
-// framework recovers, so the process ends.
-func crash(msg string) { panic("fuzzcheck: " + msg) }
+// framework recovers, so the process ends. A fuzz worker's output goes
+// nowhere (the fuzzer reports only "fuzzing process hung or terminated
+// unexpectedly"), so the message is also appended to the file that
+// $FUZZCHECK_LOG names, if set.
+func crash(msg string) {
+	if name := os.Getenv("FUZZCHECK_LOG"); name != "" {
+		if f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(f, "%s pid %d: fuzzcheck: %s\n", time.Now().Format(time.RFC3339), os.Getpid(), msg)
+			f.Close()
+		}
+	}
+	panic("fuzzcheck: " + msg)
+}
 
 func finish(tb testing.TB, cpuLimit, wallLimit time.Duration, hang func(msg string), describe func() string, work func(t *T)) {
 	tb.Helper()
