@@ -103,6 +103,7 @@ type Core struct {
 	fifo    []fifoItem // ring of pending samples by arrival
 	fhead   int
 	fn      int
+	peak    int // the most pending samples since the maps were made
 	nextID  uint64
 	scratch scratch
 	st      Status
@@ -244,6 +245,7 @@ func (c *Core) queue(it fifoItem) {
 	}
 	c.fifo[(c.fhead+c.fn)%len(c.fifo)] = it
 	c.fn++
+	c.peak = max(c.peak, c.fn)
 }
 
 func (c *Core) pop() fifoItem {
@@ -259,9 +261,38 @@ func (c *Core) expire(now stamp.Time) {
 	for c.fn > 0 && now.Sub(c.fifo[c.fhead].at) > c.cfg.MatchTimeout {
 		c.drop(c.pop(), true)
 	}
-	if c.fn == 0 && len(c.fifo) > 256 {
-		c.fifo, c.fhead = nil, 0
+	c.shrink()
+}
+
+// shrinkFrom is the peak of pending samples below which shrink leaves
+// their memory alone.
+const shrinkFrom = 4096
+
+// shrink lets go of a backlog's memory once it has cleared: Go's maps keep
+// their buckets after deletes and the ring keeps its length, so the
+// pending samples of a flood (up to MaxPending) would stay held for good.
+// Once fewer than an eighth of their peak wait, the maps and the ring are
+// made anew for those.
+func (c *Core) shrink() {
+	if c.peak < shrinkFrom || c.fn > c.peak/8 {
+		return
 	}
+	corrs := make(map[corrKey]pendingCorr, len(c.corrs))
+	for k, v := range c.corrs {
+		corrs[k] = v
+	}
+	truths := make(map[uint64]*pendingTruth, len(c.truths))
+	for k, v := range c.truths {
+		truths[k] = v
+	}
+	var ring []fifoItem
+	if c.fn > 0 {
+		ring = make([]fifoItem, min(max(2*c.fn, 256), c.cfg.MaxPending))
+		for k := range c.fn {
+			ring[k] = c.fifo[(c.fhead+k)%len(c.fifo)]
+		}
+	}
+	c.corrs, c.truths, c.fifo, c.fhead, c.peak = corrs, truths, ring, 0, c.fn
 }
 
 // drop forgets a pending sample if it is still the one it names, counting

@@ -3,6 +3,7 @@ package stampmonitor_test
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -207,4 +208,54 @@ func TestBoundedMemory(t *testing.T) {
 		require.NoError(t, c.Truth(truth, now))
 	}
 	require.EqualValues(t, 11, c.Status().DroppedTopics, "64 topics kept, /imu_raw among them")
+}
+
+// TestFloodLeavesNoMemory: a flood of messages that match nothing (the
+// soak's 30,000 Imu/s for 3 s on a corrected topic) fills the pending
+// samples; once they have timed out and the window has moved past the
+// flood, the Core holds what it held before it (Go's maps keep their
+// buckets after deletes, rings their length: both must be let go).
+func TestFloodLeavesNoMemory(t *testing.T) {
+	cfg := config.DefaultConfig()
+	c, err := stampmonitor.New(cfg, []string{"imu"}, []string{"/imu"})
+	require.NoError(t, err)
+	n, now := 0, t0
+	steady := func(d time.Duration) { // 400 Hz, each sample matched
+		for end := now.Add(d); now < end; now = now.Add(2500 * time.Microsecond) {
+			msg, truth := sample("/imu_raw", n, now, now)
+			n++
+			require.NoError(t, c.Truth(truth, now))
+			require.NoError(t, c.Input(0, msg, now))
+		}
+	}
+	steady(20 * time.Second)
+	before, pending := heapAlloc(), c.Status().Pending
+	for range 3 {
+		for end := now.Add(time.Second); now < end; now = now.Add(2500 * time.Microsecond) {
+			for range 75 { // 30 kHz of messages without a ground truth
+				junk, _ := sample("/junk", n, now, now)
+				n++
+				require.NoError(t, c.Input(0, junk, now))
+			}
+			msg, truth := sample("/imu_raw", n, now, now)
+			n++
+			require.NoError(t, c.Truth(truth, now))
+			require.NoError(t, c.Input(0, msg, now))
+		}
+	}
+	require.Greater(t, c.Status().Pending, 50_000, "the flood waits")
+	steady(cfg.Window + cfg.MatchTimeout + time.Second)
+	require.LessOrEqual(t, c.Status().Pending, pending+1, "the flood timed out")
+	after := heapAlloc()
+	t.Logf("heap: %d kB before the flood, %d kB after it", before>>10, after>>10)
+	require.Less(t, int64(after)-int64(before), int64(512<<10), "the flood's memory let go")
+	runtime.KeepAlive(c)
+}
+
+// heapAlloc is the live heap after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
