@@ -838,6 +838,62 @@ func TestSummaryTopicTimes(t *testing.T) {
 // TestCorruptSummary: a finished MCAP file whose summary section is
 // damaged is read through, its messages all counted, and said to have a
 // corrupt summary; a file without any summary is not said to.
+// TestMCAPHeaderClaimsTooMuch: a file whose header record claims more bytes
+// than the file has (19 bytes claiming 1 GB: found by FuzzMCAP, whose
+// worker ran out of memory; bag info allocated the 1 GB, and crashed under
+// a memory limit) costs no such memory: it is read through, and the
+// reading stops at that record, said in Skipped.Errors.
+func TestMCAPHeaderClaimsTooMuch(t *testing.T) {
+	for _, whole := range [][]byte{
+		[]byte("\x89MCAP0\r\n\x0500\x05A\x00\x00\x00\x00@K"), // the fuzzer's
+		writeTestMCAP(t, 10, CompressionNone), // a whole file, its header's length damaged
+	} {
+		bad := slices.Clone(whole)
+		binary.LittleEndian.PutUint64(bad[8+1:], 1<<30)
+		b, err := Open(writeFile(t, t.TempDir(), "x.mcap", bad))
+		require.NoError(t, err)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		s, err := b.Summarize()
+		runtime.ReadMemStats(&m1)
+		require.NoError(t, err)
+		require.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<20), "what a header's damaged length costs")
+		require.True(t, s.Scanned)
+		require.Empty(t, s.CorruptSummaries, "the file does not get as far as its summary")
+		require.Len(t, s.Skipped.Errors, 1, "where reading stopped")
+		require.Zero(t, s.MessageCount)
+	}
+}
+
+// TestMCAPMessageIndexClaimsTooMuch: a message index whose length claims
+// 1 GiB (the summary reads the first and last ones of each topic for its
+// times) costs no such memory; the summary still counts every message.
+func TestMCAPMessageIndexClaimsTooMuch(t *testing.T) {
+	bad := writeTestMCAP(t, 10, CompressionNone)
+	damaged := 0
+	for pos := 8; pos+9 <= len(bad); { // the records, by their headers
+		op, n := bad[pos], binary.LittleEndian.Uint64(bad[pos+1:])
+		if op == 0x07 { // a message index
+			binary.LittleEndian.PutUint64(bad[pos+1:], 1<<30)
+			damaged++
+		}
+		if op == 0x02 { // the footer
+			break
+		}
+		pos += 9 + int(n)
+	}
+	require.Positive(t, damaged)
+	b, err := Open(writeFile(t, t.TempDir(), "x.mcap", bad))
+	require.NoError(t, err)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	s, err := b.Summarize()
+	runtime.ReadMemStats(&m1)
+	require.NoError(t, err)
+	require.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<20), "what the damaged lengths cost")
+	require.Equal(t, uint64(10), s.MessageCount)
+}
+
 func TestCorruptSummary(t *testing.T) {
 	whole := writeTestMCAP(t, 40, CompressionZSTD)
 	// The footer: opcode, length, summary start, summary offset start,

@@ -718,8 +718,10 @@ func readMessageIndex(ra io.ReaderAt, off int64) (*mcap.MessageIndex, bool) {
 	if n > 1<<31 {
 		return nil, false
 	}
-	buf := make([]byte, n)
-	if _, err := ra.ReadAt(buf, off+9); err != nil {
+	// Read, not allocated by the length: a damaged one (up to 2 GiB) costs
+	// no more than the file holds.
+	buf, err := io.ReadAll(io.NewSectionReader(ra, off+9, int64(n)))
+	if err != nil || uint64(len(buf)) != n {
 		return nil, false
 	}
 	mi, err := mcap.ParseMessageIndex(buf)
@@ -798,7 +800,7 @@ func mcapInfo(rd *mcap.Reader) (info *mcap.Info, err error) {
 	return rd.Info()
 }
 
-// MCAP's framing, as checkSummaryLengths reads it: a record is an opcode
+// MCAP's framing, as checkMCAPLengths reads it: a record is an opcode
 // byte and a little-endian uint64 length, then that many bytes; a file
 // ends with the footer record (20 bytes) and the magic (8 bytes).
 const (
@@ -809,21 +811,32 @@ const (
 	mcapOpChunk    = 0x06
 )
 
-// checkSummaryLengths walks the records of an MCAP file's summary section
-// (from the footer's summary start to the footer) by their headers alone,
-// and fails if one claims more bytes than the file has left, or is a
-// chunk (which a summary never holds, and which the library would
-// decompress). The MCAP library's Info allocates what each summary record
-// claims, up to 2 GiB, before it finds the file too short: a few damaged
-// bytes would cost that much memory. A file without a footer or summary
-// passes: Info reports those itself.
-func checkSummaryLengths(f *os.File) error {
+// checkMCAPLengths checks, by their headers alone, the records of an MCAP
+// file that the MCAP library's NewReader and Info read whole: the MCAP
+// library allocates what a record claims, up to 2 GiB, before it finds
+// the file too short, so a few damaged bytes would cost that much memory
+// (a 19-byte file made bag info allocate 1 GB; under a memory limit, a
+// crash). The header record (after the magic) must fit in the file: if it
+// does not, the file is as good as cut off there (an error wrapping
+// io.ErrUnexpectedEOF), and reading it through says where. Then the
+// records of the summary section (from the footer's summary start to the
+// footer) must each fit, and none be a chunk (a summary never holds one,
+// and the library would decompress it): if not, an ErrFormat error, a
+// corrupt summary. A file without a footer or summary passes the second
+// check: Info reports those itself.
+func checkMCAPLengths(f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
 	size := fi.Size()
-	tail := int64(mcapRecordHead + mcapFooterLen + mcapMagicLen)
+	var head [mcapRecordHead]byte
+	if _, err := f.ReadAt(head[:], mcapMagicLen); err == nil {
+		if n, left := binary.LittleEndian.Uint64(head[1:]), uint64(size-mcapMagicLen-mcapRecordHead); n > left {
+			return fmt.Errorf("header record claims %d bytes, %d are left in the file: %w", n, left, io.ErrUnexpectedEOF)
+		}
+	}
+	tail := int64(mcapMagicLen + mcapRecordHead + mcapFooterLen + mcapMagicLen)
 	if size < tail {
 		return nil
 	}
@@ -835,7 +848,6 @@ func checkSummaryLengths(f *os.File) error {
 	if start == 0 || start >= uint64(size) {
 		return nil // no summary; or an offset Info rejects itself
 	}
-	var head [mcapRecordHead]byte
 	for pos := int64(start); pos < size; {
 		if _, err := f.ReadAt(head[:], pos); err != nil {
 			return fmt.Errorf("summary section: record at byte %d: %w", pos, ErrFormat)
@@ -864,13 +876,13 @@ func summarizeMCAP(path string, add addTopic, sk *Skipped, sizes bool) (fileSumm
 		return fileSummary{}, err
 	}
 	defer fh.Close()
-	rd, err := mcap.NewReader(fh)
 	var info *mcap.Info
+	err = checkMCAPLengths(fh)
 	if err == nil {
-		err = checkSummaryLengths(fh)
-	}
-	if err == nil {
-		info, err = mcapInfo(rd)
+		var rd *mcap.Reader
+		if rd, err = mcap.NewReader(fh); err == nil {
+			info, err = mcapInfo(rd)
+		}
 	}
 	if err == nil && info.Statistics != nil && !sizes {
 		return mcapSummary(fh, info, add), nil
