@@ -846,7 +846,7 @@ func TestSummaryTopicTimes(t *testing.T) {
 func TestMCAPHeaderClaimsTooMuch(t *testing.T) {
 	for _, whole := range [][]byte{
 		[]byte("\x89MCAP0\r\n\x0500\x05A\x00\x00\x00\x00@K"), // the fuzzer's
-		writeTestMCAP(t, 10, CompressionNone), // a whole file, its header's length damaged
+		writeTestMCAP(t, 10, CompressionNone),                // a whole file, its header's length damaged
 	} {
 		bad := slices.Clone(whole)
 		binary.LittleEndian.PutUint64(bad[8+1:], 1<<30)
