@@ -152,8 +152,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"sync"
 	"time"
 	"unsafe"
@@ -210,7 +208,7 @@ type dataSub struct {
 // shrinkAfter is how long the take buffer keeps memory above what the
 // messages taken since needed (a stream of big messages that stopped),
 // and how often the C heap's free memory goes back to the system
-// (ta_trim), and the Go heap's after a burst (nodekit.HeapReturn).
+// (ta_trim).
 const shrinkAfter = 10 * time.Second
 
 // yieldEvery is how often the data loop passes through the scheduler (see
@@ -271,8 +269,6 @@ func (l *dataLoop) run(ctx context.Context) error {
 		need    int // the largest message taken since shrunk
 		shrunk  = time.Now()
 		yielded time.Time // the last runtime.Gosched
-		heap    = nodekit.DefaultHeapReturn()
-		samples []metrics.Sample
 	)
 	for ctx.Err() == nil {
 		l.mu.Lock()
@@ -312,12 +308,6 @@ func (l *dataLoop) run(ctx context.Context) error {
 			C.ta_shrink(l.d, C.size_t(max(need, minTakeBuffer)))
 			C.ta_trim()
 			l.pool.Trim()
-			// And the Go heap's, after a burst (see HeapReturn).
-			var goal, held uint64
-			goal, held, samples = nodekit.HeapReading(samples)
-			if heap.Check(now, goal, held) {
-				debug.FreeOSMemory()
-			}
 			shrunk, need = now, 0
 		}
 	}
