@@ -838,6 +838,19 @@ func TestSummaryTopicTimes(t *testing.T) {
 // TestCorruptSummary: a finished MCAP file whose summary section is
 // damaged is read through, its messages all counted, and said to have a
 // corrupt summary; a file without any summary is not said to.
+// summarizeWithin is b.Summarize, which must allocate less than limit
+// bytes in all (what is what names the cost).
+func summarizeWithin(t *testing.T, b *Bag, limit uint64, what string) *Summary {
+	t.Helper()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	s, err := b.Summarize()
+	runtime.ReadMemStats(&m1)
+	require.NoError(t, err)
+	require.Less(t, m1.TotalAlloc-m0.TotalAlloc, limit, what)
+	return s
+}
+
 // TestMCAPHeaderClaimsTooMuch: a file whose header record claims more bytes
 // than the file has (19 bytes claiming 1 GB: found by FuzzMCAP, whose
 // worker ran out of memory; bag info allocated the 1 GB, and crashed under
@@ -852,12 +865,7 @@ func TestMCAPHeaderClaimsTooMuch(t *testing.T) {
 		binary.LittleEndian.PutUint64(bad[8+1:], 1<<30)
 		b, err := Open(writeFile(t, t.TempDir(), "x.mcap", bad))
 		require.NoError(t, err)
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		s, err := b.Summarize()
-		runtime.ReadMemStats(&m1)
-		require.NoError(t, err)
-		require.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<20), "what a header's damaged length costs")
+		s := summarizeWithin(t, b, 64<<20, "what a header's damaged length costs")
 		require.True(t, s.Scanned)
 		require.Empty(t, s.CorruptSummaries, "the file does not get as far as its summary")
 		require.Len(t, s.Skipped.Errors, 1, "where reading stopped")
@@ -885,12 +893,7 @@ func TestMCAPMessageIndexClaimsTooMuch(t *testing.T) {
 	require.Positive(t, damaged)
 	b, err := Open(writeFile(t, t.TempDir(), "x.mcap", bad))
 	require.NoError(t, err)
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	s, err := b.Summarize()
-	runtime.ReadMemStats(&m1)
-	require.NoError(t, err)
-	require.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<20), "what the damaged lengths cost")
+	s := summarizeWithin(t, b, 64<<20, "what the damaged lengths cost")
 	require.Equal(t, uint64(10), s.MessageCount)
 }
 
@@ -927,12 +930,7 @@ func TestCorruptSummary(t *testing.T) {
 			damage.at(bad[start : len(bad)-magicLen-footerLen])
 			b, err := Open(writeFile(t, t.TempDir(), "x.mcap", bad))
 			require.NoError(t, err)
-			var m0, m1 runtime.MemStats
-			runtime.ReadMemStats(&m0)
-			s, err := b.Summarize()
-			runtime.ReadMemStats(&m1)
-			require.NoError(t, err)
-			require.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<20), "what a summary's damaged lengths cost")
+			s := summarizeWithin(t, b, 64<<20, "what a summary's damaged lengths cost")
 			require.True(t, s.Scanned)
 			require.Len(t, s.CorruptSummaries, 1)
 			require.Contains(t, s.CorruptSummaries[0], "x.mcap: ")
