@@ -332,14 +332,22 @@ func TestFloodTenfold(t *testing.T) {
 	// buffers of up to 4 kB.
 	const bound = 40<<20 + (1024+100+1000)*4<<10
 	require.Less(t, s.peakRSS, int64(bound), "peak RSS within the bound the parameters give")
-	// The output stays recent: within 2 s of the input, not the 8 s a node
-	// working through every message would lag. (At 25× its capacity the
-	// second is the starved middleware's own receive queue: the socket's
-	// buffer, 16 MB asked for in the tests' Cyclone config, holds about a
-	// second of this flood before the node's receive thread reads it.)
+	// The output stays recent: the oldest were dropped, not worked through.
+	// A node that worked through every message would end the flood
+	// behind by all it had not taken: starvedFor × (1 − taken/offered),
+	// about 8 s here. What the node holds itself is its inbox (at most
+	// inbox.max_messages, and its drops are counted); the rest of the lag
+	// is the starved middleware's own receive queue, which the node cannot
+	// reach: the socket's buffer (the tests' Cyclone config asks for
+	// 16 MB, the kernel grants up to net.core.rmem_max) holds datagrams
+	// until Cyclone's receive thread, in the same
+	// starved cgroup, reads them. That part was 1–3.6 s in runs here, as the
+	// quota fell between the threads (and it grows with the machine's
+	// load), so the bound is three quarters of the lag of working through.
 	lag := float64(s.lastIn-s.lastOut) / s.offered
-	t.Logf("the output %.2f s behind the input when the flood stopped", lag)
-	require.Less(t, lag, 2.0, "the output within 2 s of the input: the oldest were dropped")
+	through := s.starvedFor.Seconds() * (1 - s.taken/s.offered)
+	t.Logf("the output %.2f s behind the input when the flood stopped (a node working through every message: %.2f s)", lag, through)
+	require.Less(t, lag, 0.75*through, "the output well within the lag of working through: the oldest were dropped")
 	// What is shed where: a starved node takes from DDS no faster than its
 	// core handles them (each costs about the same), so most of the flood
 	// is shed by DDS's keep-last queue (counted where the RMW numbers
