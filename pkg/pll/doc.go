@@ -64,7 +64,13 @@
 // one from before the excursion when the samples come back to it
 // (Status.Reverts; see excursionGuard in excursion.go for the rule, which a
 // lasting step never meets): the stamps are back at their accuracy within
-// about one FIFO of the excursion's end.
+// about one FIFO of the excursion's end. An excursion shorter than
+// MaxEarly does not move the line by much at once, but an early sample
+// that became a vertex of the hull tilts it, and its extrapolation errs by
+// more and more (0.15–0.4 ms a second, up to 5–11 ms, for 10–20 s after
+// floods in the soak): the held fit is also restored once a run of samples
+// on it has stayed so far above the current line that a right line would
+// see it less often than once in a million, by the stream's own latency.
 // Every fitted slope is held within MaxSkewPPM of TickPeriod, so a few
 // noisy samples can never tilt the line far.
 //

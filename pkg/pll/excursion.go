@@ -34,13 +34,24 @@ import (
 //     more than MaxEarly above its line anyway, the run must be so long
 //     that its own latency would make it less likely than once in a
 //     million (revertRun);
+//   - or a run of at least FIFOSize accepted samples lies on it (as
+//     above) and all came more than a threshold above the current line,
+//     where a right line would see so long a run so high less often than
+//     once in a million, by the shares of its samples that lay above each
+//     threshold before the hold (tailShares, tailRunsLeft): a current line
+//     tilted by an early sample that became a vertex of the hull errs, as
+//     it is extrapolated, by a growing amount less than MaxEarly, and this
+//     restores the held fit once that amount is clear of the stream's
+//     latency (7 samples 1–1.4 ms above it for a latency of 0.5 ms mean,
+//     34 for one uniform over 3 ms);
 //   - or the candidates of a lock lie on it (on a stream that quiet).
 //
 // Status.Reverts counts the restorations. A step that lasts never comes
 // back to the held fit and is followed as before; a new latency minimum
 // leaves the lines within MaxEarly of each other. Cost: a residual against
-// one more line per sample, and a copy of the hull's vertices (or of the
-// Offset mode's minima) every FIFOSize samples; memory: two more hulls.
+// one more line per sample and nTails shares brought up to date, and a
+// copy of the hull's vertices (or of the Offset mode's minima) every
+// FIFOSize samples; memory: two more hulls.
 type excursionGuard struct {
 	ck    [2]fitCopy
 	newer int // the checkpoint taken last
@@ -50,6 +61,11 @@ type excursionGuard struct {
 	need  int // the run that restores it (revertRun; 0: never)
 	run   int // consecutive accepted samples back on it
 	low   float64
+	// tailRun[j]: consecutive accepted samples back on it and more than
+	// tailAt(j)·MaxEarly above the current line when they came; tailLow[j]:
+	// the lowest of them against the held line.
+	tailRun [nTails]int
+	tailLow [nTails]float64
 }
 
 // fitCopy is a copy of a fit.
@@ -60,6 +76,7 @@ type fitCopy struct {
 	lastT uint64
 	since int
 	late  float64
+	tails tailShares
 	env   hull.Switching
 	omin  minDeque
 }
@@ -82,7 +99,14 @@ func (g *excursionGuard) init(cfg Config) {
 }
 
 func (g *excursionGuard) clear() {
-	g.ck[0].ok, g.ck[1].ok, g.count, g.held, g.run = false, false, 0, -1, 0
+	g.ck[0].ok, g.ck[1].ok, g.count, g.held = false, false, 0, -1
+	g.resetRun()
+}
+
+// resetRun ends the runs of samples back on the held fit.
+func (g *excursionGuard) resetRun() {
+	g.run = 0
+	g.tailRun = [nTails]int{}
 }
 
 // tick ages the held checkpoint by one update: after window updates it is
@@ -115,7 +139,8 @@ func (p *PLL) hold() {
 		return
 	}
 	if g.held = g.older(); g.held >= 0 {
-		g.age, g.run = 0, 0
+		g.age = 0
+		g.resetRun()
 		g.need = revertRun(p.cfg.FIFOSize, p.rb.window, g.ck[g.held].late)
 	}
 }
@@ -156,7 +181,9 @@ func (p *PLL) guardAccepting(s sample, res float64) {
 	if res > p.maxEarly {
 		hi = 1
 	}
-	b.late += (hi - b.late) / float64(min(b.since+1, b.window))
+	w := float64(min(b.since+1, b.window))
+	b.late += (hi - b.late) / w
+	b.tails.note(res/p.maxEarly, w)
 	g := &b.guard
 	if g.held >= 0 {
 		return
@@ -179,7 +206,15 @@ func (p *PLL) guardAccepted(s sample, res float64) {
 	if g.held >= 0 {
 		c := &g.ck[g.held]
 		r, on := p.onHeld(c, &s)
-		if !on || res <= p.maxEarly || res-r <= p.maxEarly {
+		if !on {
+			g.resetRun()
+			return
+		}
+		if p.tailRunsLeft(c, res, r) {
+			p.restore(false)
+			return
+		}
+		if res <= p.maxEarly || res-r <= p.maxEarly {
 			g.run = 0
 			return
 		}
@@ -200,10 +235,74 @@ func (p *PLL) guardAccepted(s sample, res float64) {
 			w = g.newer
 		}
 		c := &g.ck[w]
-		c.ok, c.base, c.line, c.lastT, c.since, c.late = true, b.base, b.line, b.lastT, b.since, b.late
+		c.ok, c.base, c.line, c.lastT, c.since, c.late, c.tails = true, b.base, b.line, b.lastT, b.since, b.late, b.tails
 		c.env.CopyFrom(&b.env)
 		c.omin.copyFrom(&b.omin)
 		g.newer, g.count = w, 0
+	}
+}
+
+// tailRunsLeft notes an accepted sample back on the held fit c (residual
+// held against it, res against the current line when it came), and says
+// whether the held fit is to be restored: for some threshold j, the last k
+// ≥ FIFOSize accepted samples all lay on c, the lowest within MaxEarly of
+// it, and all more than tailAt(j)·MaxEarly above the current line, where
+// a right line would see that less often than once in a million
+// (q^k < 10⁻⁶), q being the larger share of samples that lay so high
+// above the held fit (before the hold) and above the current one (both
+// over a window: the held fit must have accepted one, for its shares to
+// stand for the stream and its floor to be found).
+func (p *PLL) tailRunsLeft(c *fitCopy, res, held float64) bool {
+	b := &p.rb
+	g := &b.guard
+	if p.maxEarly <= 0 || c.since < b.window {
+		return false // shares of too few samples (and a floor still found)
+	}
+	for j := range nTails {
+		if res <= tailAt(j)*p.maxEarly {
+			g.tailRun[j] = 0
+			continue
+		}
+		if g.tailRun[j] == 0 || held < g.tailLow[j] {
+			g.tailLow[j] = held
+		}
+		g.tailRun[j]++
+		k := g.tailRun[j]
+		q := max(c.tails[j], b.tails[j], 1/float64(b.window))
+		if k >= p.cfg.FIFOSize && g.tailLow[j] < p.maxEarly && float64(k)*math.Log(q) < math.Log(1e-6) {
+			return true
+		}
+	}
+	return false
+}
+
+// tailShares are the recent shares of accepted samples whose residual
+// lies above a fit's line by more than each of tailAt(j)·MaxEarly: the
+// lower part of the stream's latency as the fit sees it.
+type tailShares [nTails]float64
+
+// nTails thresholds from MaxEarly/40 up, each √2 times the one before:
+// 0.25 ms to 11.3 ms for a MaxEarly of 10 ms.
+const nTails = 12
+
+// tailAt returns threshold j, as a fraction of MaxEarly.
+func tailAt(j int) float64 { return tailFractions[j] }
+
+var tailFractions = func() (f [nTails]float64) {
+	for j := range f {
+		f[j] = math.Pow(2, float64(j)/2) / 40
+	}
+	return f
+}()
+
+// note adds a residual (as a fraction of MaxEarly) with weight 1/w.
+func (t *tailShares) note(res, w float64) {
+	k := 1 / w
+	for j := range t {
+		t[j] -= t[j] * k
+		if res > tailFractions[j] {
+			t[j] += k
+		}
 	}
 }
 
@@ -259,7 +358,7 @@ func (p *PLL) restore(fromCandidates bool) {
 	}
 	g := &b.guard
 	c := &g.ck[g.held]
-	b.base, b.line, b.lastT, b.since, b.late = c.base, c.line, c.lastT, c.since, c.late
+	b.base, b.line, b.lastT, b.since, b.late, b.tails = c.base, c.line, c.lastT, c.since, c.late, c.tails
 	b.env, c.env = c.env, b.env // no copy: the checkpoint is let go
 	b.omin, c.omin = c.omin, b.omin
 	g.clear()

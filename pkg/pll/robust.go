@@ -43,6 +43,7 @@ type robust struct {
 	guard     excursionGuard // earlier fits, against a passing excursion (excursion.go)
 	since     int            // samples accepted since the lock (or the restored fit's)
 	late      float64        // recent share of accepted samples more than MaxEarly above the line
+	tails     tailShares     // recent shares of accepted samples above the line by each of tailAt
 
 	// Regression's outlier filter: a sample whose residual lies more than
 	// oThr from oMed does not enter the fit. Both come from the residuals
@@ -200,7 +201,7 @@ func (p *PLL) updateRobust(r stamp.Time, t uint64) Outcome {
 		p.guardAccepted(s, res)
 		return Accepted
 	}
-	b.guard.run = 0
+	b.guard.resetRun()
 	if outlier {
 		// Within MaxDeviation: consistent, as far as validity goes.
 		p.st.Outliers++
@@ -285,7 +286,7 @@ func (p *PLL) lock() {
 	if p.guardLock() {
 		return
 	}
-	b.base, b.since, b.late = *b.cand.at(0), 0, 0
+	b.base, b.since, b.late, b.tails = *b.cand.at(0), 0, 0, tailShares{}
 	b.reg = ewls{}
 	b.env.Clear()
 	b.omin.clear()
