@@ -43,7 +43,8 @@
 // acquisition time| as the soak measures it against sensor_sim's ground
 // truth). The summary (stdout and -out/summary.txt) gives per node the
 // RSS slope and change after warm-up (at rest: outside the faults'
-// windows), the peak RSS, the drops outside every fault's window; per
+// windows; warm: after one fault of each kind, the change from its
+// first samples shown beside), the peak RSS, the drops outside every fault's window; per
 // fault the time until the synchronizer's rate and the two stamp errors
 // are back at their level before it (an error: at least its steady level,
 // its median outside the faults), and a restarted node publishes its

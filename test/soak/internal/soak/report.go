@@ -13,11 +13,16 @@ import (
 // with the return of each level, and the violations.
 func (s Summary) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "node\tprocs\tRSS warm → end (MB)\tchange\tslope (MB/h, span)\tpeak RSS\tCPU mean/max\tdrops\toutside faults\n")
+	fmt.Fprintf(tw, "node\tprocs\tRSS warm (at) → end (MB)\tchange\tfrom its start\tslope (MB/h, span)\tpeak RSS\tCPU mean/max\tdrops\toutside faults\n")
 	for _, n := range s.Nodes {
-		rss := "n/a (no sample after warm-up)"
+		rss := "n/a (no sample after warm-up)\t\t"
 		if !math.IsNaN(n.Change) {
-			rss = fmt.Sprintf("%.1f → %.1f\t%+.1f %%\t%+.1f (%v)", n.RSSWarm, n.RSSEnd, n.Change, n.Slope, n.Span.Round(time.Second))
+			at := "no round of faults"
+			if n.WarmAt > 0 {
+				at = n.WarmAt.Round(time.Second).String()
+			}
+			rss = fmt.Sprintf("%.1f (%s) → %.1f\t%+.1f %%\t%+.1f %% (%.1f)\t%+.1f (%v)", n.RSSWarm, at, n.RSSEnd, n.Change,
+				n.ChangeFromStart, n.RSSStart, n.Slope, n.Span.Round(time.Second))
 		}
 		fmt.Fprintf(tw, "%s\t%d%s\t%s\t%.1f MB\t%.1f / %.1f %%\t%d\t%d%s\n",
 			n.Node, n.Processes, restarts(n.Restarts), rss, n.PeakRSS, n.CPUMean, n.CPUMax, n.Drops, n.Unexplained, firstAt(n))

@@ -166,8 +166,18 @@ type NodeSummary struct {
 	// at rest after warm-up and at its end (medians of its first and last
 	// tenth of samples outside the faults' windows, 5 to 30 each; of all
 	// its samples if fewer than 10 are outside); Change the change between
-	// them in %.
+	// them in %. A process is warm once it has been through one fault of
+	// each kind the soak injected (WarmAt, since the soak's start): a Go
+	// process's heap, and so its RSS, grows once to the working set of
+	// its first flood and holds it (docs/nodes.md#memory), and what the
+	// bound is for is growth after that. Where it never met every kind,
+	// the reference is its first samples after the warm-up time.
 	RSSWarm, RSSEnd, Change float64
+	WarmAt                  time.Duration
+	// RSSStart is the RSS (MB) of that process at rest after the warm-up
+	// time, before its first fault, and ChangeFromStart the change from it
+	// to RSSEnd in % (shown, not bounded).
+	RSSStart, ChangeFromStart float64
 	// Slope is the least-squares slope of that process's RSS after
 	// warm-up in MB/hour, over Span.
 	Slope float64
@@ -366,9 +376,35 @@ func recovery(f Injected, deadline time.Duration, bySec map[string]map[int]Sampl
 	return r
 }
 
+// warmAfter returns when a process started at start had been through one
+// fault of each kind injected (the end of the last of those first ones),
+// and false when it never was.
+func warmAfter(faults []Injected, start time.Duration) (time.Duration, bool) {
+	first := map[Kind]time.Duration{}
+	kinds := map[Kind]bool{}
+	for _, f := range faults {
+		if f.Skipped != "" {
+			continue
+		}
+		kinds[f.Kind] = true
+		if _, ok := first[f.Kind]; !ok && f.Start >= start {
+			first[f.Kind] = f.End
+		}
+	}
+	if len(kinds) == 0 || len(first) < len(kinds) {
+		return 0, false
+	}
+	var at time.Duration
+	for _, end := range first {
+		at = max(at, end)
+	}
+	return at, true
+}
+
 // summarizeNode sums up the samples xs of one node (in time order).
 func summarizeNode(node string, xs []Sample, faults []Injected, windows [][2]time.Duration, warmUp time.Duration) NodeSummary {
-	n := NodeSummary{Node: node, RSSWarm: math.NaN(), RSSEnd: math.NaN(), Change: math.NaN(), Slope: math.NaN()}
+	n := NodeSummary{Node: node, RSSWarm: math.NaN(), RSSEnd: math.NaN(), Change: math.NaN(), Slope: math.NaN(),
+		RSSStart: math.NaN(), ChangeFromStart: math.NaN()}
 	// Processes, and the samples of each after its warm-up.
 	type proc struct {
 		start   time.Duration
@@ -406,9 +442,10 @@ func summarizeNode(node string, xs []Sample, faults []Injected, windows [][2]tim
 	}
 	// RSS of the longest-running process after warm-up.
 	var longest []Sample
+	var longestStart time.Duration
 	for _, p := range order {
 		if len(p.samples) > len(longest) {
-			longest = p.samples
+			longest, longestStart = p.samples, p.start
 		}
 	}
 	if len(longest) >= 2 {
@@ -422,8 +459,17 @@ func summarizeNode(node string, xs []Sample, faults []Injected, windows [][2]tim
 			rest = longest
 		}
 		k := min(max(5, len(rest)/10), 30, len(rest))
-		n.RSSWarm, n.RSSEnd = median(rest[:k], mb), median(rest[len(rest)-k:], mb)
-		n.Change = 100 * (n.RSSEnd - n.RSSWarm) / n.RSSWarm
+		n.RSSStart, n.RSSEnd = median(rest[:k], mb), median(rest[len(rest)-k:], mb)
+		n.ChangeFromStart = 100 * (n.RSSEnd - n.RSSStart) / n.RSSStart
+		n.RSSWarm, n.Change = n.RSSStart, n.ChangeFromStart
+		if at, ok := warmAfter(faults, longestStart); ok {
+			warm := slices.DeleteFunc(slices.Clone(rest), func(x Sample) bool { return x.T < at })
+			if len(warm) >= 2*k { // a reference and an end that do not overlap
+				n.WarmAt = at
+				n.RSSWarm = median(warm[:k], mb)
+				n.Change = 100 * (n.RSSEnd - n.RSSWarm) / n.RSSWarm
+			}
+		}
 		t, rss := make([]float64, len(longest)), make([]float64, len(longest))
 		for i, x := range longest {
 			t[i], rss[i] = x.T.Hours(), mb(x)

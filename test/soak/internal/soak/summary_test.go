@@ -292,3 +292,50 @@ func TestSummarizeRSSAtRest(t *testing.T) {
 		require.InDelta(t, tc.change, n.Change, 1e-9, "grown %d MB", tc.grown)
 	}
 }
+
+// TestSummarizeWarmAfterEachKind: a process whose RSS steps up 5 MB at
+// its first flood and holds it is warm after its first fault of each
+// kind (its change 0, its change from its start the step); one that also
+// grows after that round shows the growth; one that never met every kind
+// keeps its first samples as the reference.
+func TestSummarizeWarmAfterEachKind(t *testing.T) {
+	flood := func(at time.Duration) Injected {
+		return Injected{Fault: Fault{Kind: IMUFlood, At: at, For: 3 * time.Second}, Start: at, End: at + 3*time.Second}
+	}
+	jump := func(at time.Duration) Injected {
+		return Injected{Fault: Fault{Kind: TimeJump, At: at, Jump: 5 * time.Second}, Start: at, End: at}
+	}
+	for _, tc := range []struct {
+		name   string
+		faults []Injected
+		grown  int64 // MB more from 250 s on
+		warmAt time.Duration
+		change float64
+	}{
+		{"steps once", []Injected{flood(40 * time.Second), jump(70 * time.Second), flood(120 * time.Second)}, 0, 70 * time.Second, 0},
+		{"grows after", []Injected{flood(40 * time.Second), jump(70 * time.Second), flood(120 * time.Second)}, 5, 70 * time.Second, 20},
+		{"a kind skipped", []Injected{flood(40 * time.Second), jump(70 * time.Second), {Fault: Fault{Kind: ClockStep, At: 90 * time.Second}, Skipped: "no root"}}, 0, 70 * time.Second, 0},
+		{"never met every kind", []Injected{flood(40 * time.Second), jump(0)}, 0, 0, 25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run{n: 400, change: func(node string, s int, x *Sample) {
+				if node != "imu_stamps" {
+					return
+				}
+				if s >= 40 {
+					x.RSS += 5 << 20 // the first flood's working set
+				}
+				if s >= 250 {
+					x.RSS += tc.grown << 20
+				}
+			}}
+			s := Summarize(r.samples(), tc.faults, 400*time.Second, summaryConfig())
+			n := s.Nodes[1]
+			require.Equal(t, "imu_stamps", n.Node)
+			require.Equal(t, tc.warmAt, n.WarmAt)
+			require.InDelta(t, tc.change, n.Change, 1e-9)
+			require.InDelta(t, 20, n.RSSStart, 1e-9)
+			require.InDelta(t, 100*(float64(25+tc.grown)-20)/20, n.ChangeFromStart, 1e-9)
+		})
+	}
+}
