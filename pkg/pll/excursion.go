@@ -62,7 +62,7 @@ type excursionGuard struct {
 	run   int // consecutive accepted samples back on it
 	low   float64
 	// tailRun[j]: consecutive accepted samples back on it and more than
-	// tailAt(j)·MaxEarly above the current line when they came; tailLow[j]:
+	// tailAt[j]·MaxEarly above the current line when they came; tailLow[j]:
 	// the lowest of them against the held line.
 	tailRun [nTails]int
 	tailLow [nTails]float64
@@ -246,7 +246,7 @@ func (p *PLL) guardAccepted(s sample, res float64) {
 // held against it, res against the current line when it came), and says
 // whether the held fit is to be restored: for some threshold j, the last k
 // ≥ FIFOSize accepted samples all lay on c, the lowest within MaxEarly of
-// it, and all more than tailAt(j)·MaxEarly above the current line, where
+// it, and all more than tailAt[j]·MaxEarly above the current line, where
 // a right line would see that less often than once in a million
 // (q^k < 10⁻⁶), q being the larger share of samples that lay so high
 // above the held fit (before the hold) and above the current one (both
@@ -259,7 +259,7 @@ func (p *PLL) tailRunsLeft(c *fitCopy, res, held float64) bool {
 		return false // shares of too few samples (and a floor still found)
 	}
 	for j := range nTails {
-		if res <= tailAt(j)*p.maxEarly {
+		if res <= tailAt[j]*p.maxEarly {
 			g.tailRun[j] = 0
 			continue
 		}
@@ -277,7 +277,7 @@ func (p *PLL) tailRunsLeft(c *fitCopy, res, held float64) bool {
 }
 
 // tailShares are the recent shares of accepted samples whose residual
-// lies above a fit's line by more than each of tailAt(j)·MaxEarly: the
+// lies above a fit's line by more than each of tailAt[j]·MaxEarly: the
 // lower part of the stream's latency as the fit sees it.
 type tailShares [nTails]float64
 
@@ -285,10 +285,8 @@ type tailShares [nTails]float64
 // 0.25 ms to 11.3 ms for a MaxEarly of 10 ms.
 const nTails = 12
 
-// tailAt returns threshold j, as a fraction of MaxEarly.
-func tailAt(j int) float64 { return tailFractions[j] }
-
-var tailFractions = func() (f [nTails]float64) {
+// tailAt are the thresholds, as fractions of MaxEarly.
+var tailAt = func() (f [nTails]float64) {
 	for j := range f {
 		f[j] = math.Pow(2, float64(j)/2) / 40
 	}
@@ -300,7 +298,7 @@ func (t *tailShares) note(res, w float64) {
 	k := 1 / w
 	for j := range t {
 		t[j] -= t[j] * k
-		if res > tailFractions[j] {
+		if res > tailAt[j] {
 			t[j] += k
 		}
 	}
